@@ -1,0 +1,1 @@
+//! pitboss-audit: see FORMAT.md.
