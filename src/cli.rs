@@ -1,0 +1,343 @@
+//! The `pitboss` command line.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::money::format_minor;
+use crate::plan::diff::diff;
+use crate::plan::registry::{load_file, PlanSet};
+use crate::plan::{canonical, LoadedPlan, PlanRef};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pitboss",
+    version,
+    about = "Game-plan compliance engine and audit service"
+)]
+pub struct Cli {
+    /// Directory holding the plan files.
+    #[arg(
+        long,
+        global = true,
+        default_value = "game_plans",
+        env = "PITBOSS_PLANS"
+    )]
+    pub plans: PathBuf,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Game plans: lint, list, show, hash, diff.
+    #[command(subcommand)]
+    Plan(PlanCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Check plan files (a directory or one file); exits non-zero on any error.
+    Lint {
+        /// A plan directory or a single plan file (default: the plans directory).
+        path: Option<PathBuf>,
+    },
+    /// List loaded plans with their versions and content hashes.
+    List,
+    /// Show one plan: its limits and payout tables, rules, policies and assumptions.
+    Show {
+        /// `ID` (latest version) or `ID@VERSION`.
+        plan: String,
+        /// Print the whole normalised plan as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a plan's content hash (SHA-256 of its RFC 8785 canonical form).
+    Hash { plan: String },
+    /// List the fields that differ between two plans (`ID@1 ID@2`).
+    Diff {
+        a: String,
+        b: String,
+        /// Print the changes as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the JSON Schema of the plan file format.
+    Schema,
+}
+
+pub fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Plan(cmd) => plan(&cli.plans, cmd),
+    }
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::FAILURE
+}
+
+/// Loads the plan directory; errors in any file are printed and make this fail.
+fn load(dir: &Path) -> Result<PlanSet, ExitCode> {
+    let (set, report) = PlanSet::load_dir(dir);
+    if report.has_errors() {
+        for f in report.errors() {
+            eprintln!("{f}");
+        }
+        return Err(fail(format!(
+            "{} has plan errors: run `pitboss plan lint {}`",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    Ok(set)
+}
+
+fn lookup<'a>(set: &'a PlanSet, reference: &str) -> Result<&'a LoadedPlan, ExitCode> {
+    let r: PlanRef = reference.parse().map_err(fail)?;
+    set.get(&r)
+        .ok_or_else(|| fail(format!("no plan {r} is loaded (see `pitboss plan list`)")))
+}
+
+fn plan(dir: &Path, cmd: PlanCommand) -> ExitCode {
+    match cmd {
+        PlanCommand::Lint { path } => lint(path.as_deref().unwrap_or(dir)),
+        PlanCommand::List => match load(dir) {
+            Ok(set) => {
+                println!(
+                    "{:<40} {:<14} {:<12} {:<10} SHA-256",
+                    "PLAN", "FAMILY", "STUDIO", "EFFECTIVE"
+                );
+                for p in set.iter() {
+                    println!(
+                        "{:<40} {:<14} {:<12} {:<10} {}",
+                        p.key(),
+                        p.plan.plan.family,
+                        p.plan.plan.studio,
+                        p.plan.plan.effective_from,
+                        p.hash
+                    );
+                }
+                ExitCode::SUCCESS
+            }
+            Err(code) => code,
+        },
+        PlanCommand::Show { plan, json } => {
+            let set = match load(dir) {
+                Ok(s) => s,
+                Err(c) => return c,
+            };
+            let p = match lookup(&set, &plan) {
+                Ok(p) => p,
+                Err(c) => return c,
+            };
+            if json {
+                let v = canonical::normalised(&p.plan);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&v).expect("JSON values print")
+                );
+            } else {
+                print!("{}", render_text(p));
+            }
+            ExitCode::SUCCESS
+        }
+        PlanCommand::Hash { plan } => {
+            let set = match load(dir) {
+                Ok(s) => s,
+                Err(c) => return c,
+            };
+            match lookup(&set, &plan) {
+                Ok(p) => {
+                    println!("{}  {}", p.hash, p.key());
+                    ExitCode::SUCCESS
+                }
+                Err(c) => c,
+            }
+        }
+        PlanCommand::Diff { a, b, json } => {
+            let set = match load(dir) {
+                Ok(s) => s,
+                Err(c) => return c,
+            };
+            let (pa, pb) = match (lookup(&set, &a), lookup(&set, &b)) {
+                (Ok(x), Ok(y)) => (x, y),
+                (Err(c), _) | (_, Err(c)) => return c,
+            };
+            let changes = diff(&pa.plan, &pb.plan);
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&changes).expect("JSON values print")
+                );
+            } else {
+                println!(
+                    "{} → {}: {} changed field(s)",
+                    pa.key(),
+                    pb.key(),
+                    changes.len()
+                );
+                for c in &changes {
+                    println!("{c}");
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        PlanCommand::Schema => {
+            let schema = schemars::schema_for!(crate::plan::Plan);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&schema).expect("JSON values print")
+            );
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn lint(path: &Path) -> ExitCode {
+    let findings = if path.is_dir() {
+        let (set, report) = PlanSet::load_dir(path);
+        for f in &report.findings {
+            eprintln!("{f}");
+        }
+        let (errors, warnings) = (report.errors().count(), report.warnings().count());
+        println!(
+            "{}: {} plan(s) loaded, {errors} error(s), {warnings} warning(s)",
+            path.display(),
+            set.len()
+        );
+        errors
+    } else {
+        let sources = path.parent().map(|d| d.join("sources"));
+        let findings = match load_file(path, sources.as_deref()) {
+            Ok(loaded) => {
+                println!(
+                    "{}: {} loaded, hash {}",
+                    path.display(),
+                    loaded.key(),
+                    loaded.hash
+                );
+                loaded.warnings
+            }
+            Err(findings) => findings,
+        };
+        for f in &findings {
+            eprintln!("{f}");
+        }
+        findings
+            .iter()
+            .filter(|f| f.severity == crate::plan::load::Severity::Error)
+            .count()
+    };
+    if findings == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// A plan as a reviewer reads it: the document's tables as tables.
+pub fn render_text(p: &LoadedPlan) -> String {
+    use std::fmt::Write;
+    let plan = &p.plan;
+    let exp = plan.plan.currency.exponent();
+    let cur = plan.plan.currency.code();
+    let mut s = String::new();
+    let id = &plan.plan;
+    let _ = writeln!(s, "{} — {}", p.key(), id.title);
+    let _ = writeln!(s, "  operator   {}", id.operator);
+    let _ = writeln!(s, "  studio     {}", id.studio);
+    let _ = writeln!(s, "  family     {}", id.family);
+    let _ = writeln!(s, "  currency   {cur} (amounts below in {cur})");
+    let _ = writeln!(s, "  effective  {}", id.effective_from);
+    let _ = writeln!(s, "  rounding   {:?}", id.rounding);
+    let _ = writeln!(s, "  modes      {:?}", id.modes);
+    let _ = writeln!(
+        s,
+        "  source     {} § {}",
+        plan.source.document, plan.source.section
+    );
+    let _ = writeln!(s, "  sha-256    {}", p.hash);
+    if !plan.bets.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nLimits (\"Tabulka nejvyšších sázek a odvislých nejvyšších výher\")"
+        );
+        let _ = writeln!(
+            s,
+            "  {:<24} {:>16} {:>16} {:>18} {:>20}  label",
+            "bet", "min bet", "max bet", "max win", "max win + stake"
+        );
+        for b in &plan.bets {
+            let assumed = if plan
+                .assumption(&format!("bets[{}].min_bet", b.id))
+                .is_some()
+            {
+                "*"
+            } else {
+                " "
+            };
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>15}{assumed} {:>16} {:>18} {:>20}  {}",
+                b.id,
+                format_minor(b.min_bet, exp),
+                format_minor(b.max_bet, exp),
+                format_minor(b.max_win, exp),
+                format_minor(b.max_win_plus_stake, exp),
+                b.label
+            );
+        }
+        let _ = writeln!(s, "  (* an assumption: see below)");
+        let _ = writeln!(s, "\nPayouts");
+        let _ = writeln!(s, "  {:<24} {:<24} {:>10}  label", "bet", "outcome", "pays");
+        for pay in &plan.payouts {
+            let pays = match (pay.ratio, pay.refund) {
+                (Some(r), _) => format!("{}:{}", r.numerator(), r.denominator()),
+                (None, Some(r)) => format!("back {}/{}", r.numerator(), r.denominator()),
+                (None, None) => "-".into(),
+            };
+            let _ = writeln!(
+                s,
+                "  {:<24} {:<24} {:>10}  {}",
+                pay.bet,
+                pay.outcome,
+                pays,
+                pay.label.as_deref().unwrap_or("")
+            );
+        }
+    }
+    let mut rules = toml::Table::new();
+    rules.insert(
+        "rules".into(),
+        toml::Value::try_from(&plan.rules).expect("rules serialise to TOML"),
+    );
+    rules.insert(
+        "policies".into(),
+        toml::Value::try_from(&plan.policies).expect("policies serialise to TOML"),
+    );
+    let _ = writeln!(
+        s,
+        "\n{}",
+        toml::to_string_pretty(&rules)
+            .expect("rules serialise to TOML")
+            .trim_end()
+    );
+    if !plan.assumptions.is_empty() {
+        let _ = writeln!(s, "\nAssumptions (values the document does not give)");
+        for a in &plan.assumptions {
+            let _ = writeln!(s, "  {}\n      {}", a.field, a.reason);
+        }
+    }
+    if !plan.document_inconsistencies.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nDocument inconsistencies (kept as the document states them)"
+        );
+        for n in &plan.document_inconsistencies {
+            let _ = writeln!(s, "  {}\n      {}", n.field, n.note);
+        }
+    }
+    s
+}

@@ -1,0 +1,8 @@
+//! pitboss: a game-plan compliance engine and audit service for regulated casino tables.
+//!
+//! See ARCHITECTURE.md for the map of the crate.
+
+pub mod cards;
+pub mod cli;
+pub mod money;
+pub mod plan;

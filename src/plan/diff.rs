@@ -1,0 +1,99 @@
+//! What changed between two versions of a plan, field by field.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::canonical::normalised;
+use super::model::Plan;
+use super::path::element_key;
+
+/// One changed field: absent `before` means added, absent `after` removed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Value>,
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.before, &self.after) {
+            (Some(b), Some(a)) => write!(f, "~ {}: {} → {}", self.path, b, a),
+            (None, Some(a)) => write!(f, "+ {}: {}", self.path, a),
+            (Some(b), None) => write!(f, "- {}: {}", self.path, b),
+            (None, None) => write!(f, "  {}", self.path),
+        }
+    }
+}
+
+/// Every field that differs between `a` and `b`, in path order. The identity's `version`
+/// is reported like any other field.
+pub fn diff(a: &Plan, b: &Plan) -> Vec<Change> {
+    let mut out = Vec::new();
+    walk("", &normalised(a), &normalised(b), &mut out);
+    out
+}
+
+fn join(prefix: &str, field: &str) -> String {
+    if prefix.is_empty() {
+        field.to_string()
+    } else {
+        format!("{prefix}.{field}")
+    }
+}
+
+fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<Change>) {
+    match (a, b) {
+        (Value::Object(ma), Value::Object(mb)) => {
+            let keys: BTreeSet<&String> = ma.keys().chain(mb.keys()).collect();
+            for k in keys {
+                let p = join(path, k);
+                match (ma.get(k), mb.get(k)) {
+                    (Some(x), Some(y)) => walk(&p, x, y, out),
+                    (x, y) => out.push(Change {
+                        path: p,
+                        before: x.cloned(),
+                        after: y.cloned(),
+                    }),
+                }
+            }
+        }
+        (Value::Array(xa), Value::Array(xb))
+            if xa.iter().chain(xb.iter()).all(|e| element_key(e).is_some()) =>
+        {
+            let keyed = |items: &Vec<Value>| -> Vec<(String, Value)> {
+                items
+                    .iter()
+                    .map(|e| (element_key(e).expect("checked by the guard"), e.clone()))
+                    .collect()
+            };
+            let (ka, kb) = (keyed(xa), keyed(xb));
+            let keys: BTreeSet<&String> = ka.iter().chain(kb.iter()).map(|(k, _)| k).collect();
+            for k in keys {
+                let p = format!("{path}[{k}]");
+                let find = |list: &[(String, Value)]| {
+                    list.iter().find(|(kk, _)| kk == k).map(|(_, v)| v.clone())
+                };
+                match (find(&ka), find(&kb)) {
+                    (Some(x), Some(y)) => walk(&p, &x, &y, out),
+                    (x, y) => out.push(Change {
+                        path: p,
+                        before: x,
+                        after: y,
+                    }),
+                }
+            }
+        }
+        _ if a == b => {}
+        _ => out.push(Change {
+            path: path.to_string(),
+            before: Some(a.clone()),
+            after: Some(b.clone()),
+        }),
+    }
+}

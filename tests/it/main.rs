@@ -1,0 +1,8 @@
+//! All integration tests link into this one binary (one link instead of one per file).
+
+mod plan_blackjack;
+mod plan_cards;
+mod plan_format;
+mod plan_player_games;
+mod plan_roulette;
+mod source;

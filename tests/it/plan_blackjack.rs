@@ -1,0 +1,1 @@
+//! (filled by the plans of this family)

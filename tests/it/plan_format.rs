@@ -1,0 +1,1 @@
+//! The plan format: malformed plans, hashing, diffs, the whole directory.
