@@ -47,9 +47,17 @@ fn join(prefix: &str, field: &str) -> String {
     }
 }
 
+/// A ratio (`{"numerator", "denominator"}`) is one value to a reader: `17:1 → 16:1`, not two
+/// changed numbers.
+fn is_ratio(v: &Value) -> bool {
+    v.as_object().is_some_and(|m| {
+        m.len() == 2 && m.contains_key("numerator") && m.contains_key("denominator")
+    })
+}
+
 fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<Change>) {
     match (a, b) {
-        (Value::Object(ma), Value::Object(mb)) => {
+        (Value::Object(ma), Value::Object(mb)) if !(is_ratio(a) && is_ratio(b)) => {
             let keys: BTreeSet<&String> = ma.keys().chain(mb.keys()).collect();
             for k in keys {
                 let p = join(path, k);
