@@ -34,6 +34,15 @@ pub enum Command {
     /// Game plans: lint, list, show, hash, diff.
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Run the service.
+    Serve {
+        /// Address to listen on (`127.0.0.1:0` picks a free port).
+        #[arg(long, default_value = "127.0.0.1:8080", env = "PITBOSS_BIND")]
+        bind: String,
+        /// Where the service keeps its data (database, signing key).
+        #[arg(long, default_value = "data", env = "PITBOSS_DATA_DIR")]
+        data_dir: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -70,6 +79,25 @@ pub enum PlanCommand {
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Plan(cmd) => plan(&cli.plans, cmd),
+        Command::Serve { bind, data_dir } => {
+            // A service never starts on plans with errors: it would enforce rules nobody approved.
+            let set = match load(&cli.plans) {
+                Ok(set) => set,
+                Err(code) => return code,
+            };
+            if set.is_empty() {
+                return fail(format!("no plans in {}", cli.plans.display()));
+            }
+            let config = crate::api::ServeConfig {
+                bind,
+                plans_dir: cli.plans.clone(),
+                data_dir,
+            };
+            match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(e),
+            }
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //!
 //! See ARCHITECTURE.md for the map of the crate.
 
+pub mod api;
 pub mod cards;
 pub mod cli;
 pub mod money;

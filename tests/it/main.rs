@@ -1,8 +1,10 @@
 //! All integration tests link into this one binary (one link instead of one per file).
 
+mod api_plans;
 mod plan_blackjack;
 mod plan_cards;
 mod plan_format;
 mod plan_player_games;
 mod plan_roulette;
+mod server;
 mod source;

@@ -1,0 +1,146 @@
+//! Plans as regulators read them: which plans and versions are loaded, each one whole, and what
+//! changed between two versions.
+
+use actix_web::{get, web, HttpResponse};
+use serde::{Deserialize, Serialize};
+
+use super::problem::Problem;
+use super::startup::AppState;
+use crate::plan::canonical::normalised;
+use crate::plan::diff::{diff, Change};
+use crate::plan::load::Finding;
+use crate::plan::{LoadedPlan, PlanRef};
+
+/// One line of the plan list.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PlanSummary {
+    pub key: String,
+    pub id: String,
+    pub version: u32,
+    pub title: String,
+    pub family: String,
+    pub operator: String,
+    pub studio: String,
+    pub effective_from: String,
+    pub sha256: String,
+    pub source_document: String,
+    pub source_section: String,
+    pub assumptions: usize,
+    pub warnings: usize,
+}
+
+impl From<&LoadedPlan> for PlanSummary {
+    fn from(p: &LoadedPlan) -> Self {
+        let id = &p.plan.plan;
+        PlanSummary {
+            key: p.key(),
+            id: id.id.to_string(),
+            version: id.version,
+            title: id.title.clone(),
+            family: id.family.to_string(),
+            operator: id.operator.clone(),
+            studio: id.studio.clone(),
+            effective_from: id.effective_from.to_string(),
+            sha256: p.hash.clone(),
+            source_document: p.plan.source.document.clone(),
+            source_section: p.plan.source.section.clone(),
+            assumptions: p.plan.assumptions.len(),
+            warnings: p.warnings.len(),
+        }
+    }
+}
+
+/// A whole plan: the normalised content, its hash, and lint's warnings.
+#[derive(Debug, Serialize)]
+pub struct PlanDocument {
+    pub key: String,
+    pub sha256: String,
+    pub plan: serde_json::Value,
+    pub warnings: Vec<Finding>,
+}
+
+fn parse_ref(text: &str) -> Result<PlanRef, Problem> {
+    text.parse().map_err(|e: crate::plan::model::PlanRefError| {
+        Problem::bad_request("bad_plan_ref", e.to_string())
+    })
+}
+
+fn find<'a>(state: &'a AppState, r: &PlanRef) -> Result<&'a LoadedPlan, Problem> {
+    state
+        .plans
+        .get(r)
+        .ok_or_else(|| Problem::not_found("plan_not_found", format!("no plan {r} is loaded")))
+}
+
+#[get("/v1/plans")]
+pub async fn list(state: web::Data<AppState>) -> HttpResponse {
+    let summaries: Vec<PlanSummary> = state.plans.iter().map(PlanSummary::from).collect();
+    HttpResponse::Ok().json(summaries)
+}
+
+/// `ID` (the latest version) or `ID@VERSION`.
+#[get("/v1/plans/{plan}")]
+pub async fn show(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, Problem> {
+    let r = parse_ref(&path)?;
+    let p = find(&state, &r)?;
+    Ok(HttpResponse::Ok().json(PlanDocument {
+        key: p.key(),
+        sha256: p.hash.clone(),
+        plan: normalised(&p.plan),
+        warnings: p.warnings.clone(),
+    }))
+}
+
+/// Every loaded version of one plan id, oldest first.
+#[get("/v1/plans/{id}/versions")]
+pub async fn versions(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, Problem> {
+    let r = parse_ref(&path)?;
+    if r.version.is_some() {
+        return Err(Problem::bad_request(
+            "bad_plan_ref",
+            "name the plan id without a version",
+        ));
+    }
+    let summaries: Vec<PlanSummary> = state.plans.versions(&r.id).map(PlanSummary::from).collect();
+    if summaries.is_empty() {
+        return Err(Problem::not_found(
+            "plan_not_found",
+            format!("no plan {} is loaded", r.id),
+        ));
+    }
+    Ok(HttpResponse::Ok().json(summaries))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct DiffQuery {
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DiffDocument {
+    pub from: String,
+    pub to: String,
+    pub changes: Vec<Change>,
+}
+
+/// `?from=ID@1&to=ID@2`: the fields that differ.
+#[get("/v1/plan-diff")]
+pub async fn plan_diff(
+    state: web::Data<AppState>,
+    q: web::Query<DiffQuery>,
+) -> Result<HttpResponse, Problem> {
+    let a = find(&state, &parse_ref(&q.from)?)?;
+    let b = find(&state, &parse_ref(&q.to)?)?;
+    Ok(HttpResponse::Ok().json(DiffDocument {
+        from: a.key(),
+        to: b.key(),
+        changes: diff(&a.plan, &b.plan),
+    }))
+}
