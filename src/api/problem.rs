@@ -5,40 +5,64 @@ use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
 /// A refusal or error as the client receives it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Problem {
-    /// A URI naming the problem type: `urn:pitboss:problem:<code>`.
-    #[serde(rename = "type")]
-    pub type_uri: String,
-    pub title: String,
     pub status: u16,
-    /// Stable machine code, e.g. `plan_not_found`.
+    /// Stable machine code, e.g. `plan_not_found`; the problem `type` is `urn:pitboss:problem:<code>`.
     pub code: &'static str,
+    pub title: &'static str,
     pub detail: String,
-    /// The plan (`id@version`) whose rule refused the request, where one did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub plan: Option<String>,
-    /// The clause of that plan.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub clause: Option<String>,
+    /// The plan rule that refused the request, where one did.
+    pub rule: Option<Box<RuleRef>>,
+}
+
+/// The plan (`id@version`) and clause behind a refusal.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleRef {
+    pub plan: String,
+    pub clause: String,
+}
+
+impl Serialize for Problem {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("type", &format!("urn:pitboss:problem:{}", self.code))?;
+        m.serialize_entry("title", self.title)?;
+        m.serialize_entry("status", &self.status)?;
+        m.serialize_entry("code", self.code)?;
+        m.serialize_entry("detail", &self.detail)?;
+        if let Some(rule) = &self.rule {
+            m.serialize_entry("plan", &rule.plan)?;
+            m.serialize_entry("clause", &rule.clause)?;
+        }
+        m.end()
+    }
 }
 
 impl Problem {
     pub fn new(
         status: StatusCode,
         code: &'static str,
-        title: &str,
+        title: &'static str,
         detail: impl Into<String>,
     ) -> Self {
         Problem {
-            type_uri: format!("urn:pitboss:problem:{code}"),
-            title: title.to_string(),
             status: status.as_u16(),
             code,
+            title,
             detail: detail.into(),
-            plan: None,
-            clause: None,
+            rule: None,
         }
+    }
+
+    /// Names the plan rule behind the refusal.
+    pub fn with_rule(mut self, plan: impl Into<String>, clause: impl Into<String>) -> Self {
+        self.rule = Some(Box::new(RuleRef {
+            plan: plan.into(),
+            clause: clause.into(),
+        }));
+        self
     }
 
     pub fn not_found(code: &'static str, detail: impl Into<String>) -> Self {
