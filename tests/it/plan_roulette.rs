@@ -43,5 +43,6 @@ fn evolution_roulette_valid_spin_needs_three_revolutions_against_rotation() {
     };
     assert!(r.valid_spin.ball_against_rotation);
     assert_eq!(r.valid_spin.min_ball_revolutions, 3);
-    assert_eq!(r.neighbours_max, 9);
+    let n = r.neighbours.as_ref().expect("Evolution offers Neighbours");
+    assert_eq!((n.min_each_side, n.max_each_side), (0, 9));
 }
