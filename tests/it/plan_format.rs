@@ -299,12 +299,19 @@ fn the_hash_ignores_formatting_comments_and_key_order() {
 }
 
 #[test]
-fn the_hash_of_the_example_plan_is_pinned() {
-    // A change to this value means the canonical form changed: every loaded plan's identity
-    // changes with it, so such a change must be deliberate.
+fn the_canonical_hash_of_a_frozen_plan_is_pinned() {
+    // tests/fixtures/ holds a frozen copy of a plan. Its hash changes only when the canonical
+    // form changes, which changes every loaded plan's identity: such a change must be
+    // deliberate, and this value updated with it.
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let frozen = load_file(
+        &fixtures.join(format!("{EXAMPLE}.toml")),
+        Some(&plans_dir().join("sources")),
+    )
+    .expect("the frozen plan loads");
     assert_eq!(
-        crate::source::plan(EXAMPLE).hash,
-        "4bdfbf25f0a1aa9773703a068690e0089986f139f5f7f9a27c8db4ae4903373f"
+        frozen.hash,
+        "32a5384e2ee121067f5011ca23f2bc460e389de0dc19e6b0e8801239ab7d0edf"
     );
 }
 
@@ -319,7 +326,11 @@ fn diff_reports_exactly_the_changed_fields() {
         "max_win_plus_stake = 36_000_000 ",
         "max_win_plus_stake = 72_000_000 ",
     );
-    text = replace_once(&text, "neighbours_max = 9", "neighbours_max = 5");
+    text = replace_once(
+        &text,
+        "min_ball_revolutions = 3",
+        "min_ball_revolutions = 4",
+    );
     let dir = tempfile::tempdir().unwrap();
     let file = write_plan(dir.path(), "evolution-roulette@2.toml", &text);
     let v2 = load_file(&file, Some(&dir.path().join("sources"))).unwrap();
@@ -332,7 +343,7 @@ fn diff_reports_exactly_the_changed_fields() {
             "bets[straight].max_win",
             "bets[straight].max_win_plus_stake",
             "plan.version",
-            "rules.roulette.neighbours_max",
+            "rules.roulette.valid_spin.min_ball_revolutions",
         ]
     );
     assert_eq!(changes[0].before, Some(serde_json::json!(1_000_000)));
