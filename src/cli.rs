@@ -6,6 +6,19 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::money::format_minor;
+
+/// `println!` that ends the program quietly when the reader has gone (`pitboss … | head`)
+/// instead of panicking on the broken pipe.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+        }
+    }};
+}
 use crate::plan::diff::diff;
 use crate::plan::registry::{load_file, PlanSet};
 use crate::plan::{canonical, LoadedPlan, PlanRef};
@@ -74,6 +87,8 @@ pub enum PlanCommand {
     },
     /// Print the JSON Schema of the plan file format.
     Schema,
+    /// List each family's bet types and their outcome classes (the ids a plan may use).
+    Vocabulary,
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -133,12 +148,15 @@ fn plan(dir: &Path, cmd: PlanCommand) -> ExitCode {
         PlanCommand::Lint { path } => lint(path.as_deref().unwrap_or(dir)),
         PlanCommand::List => match load(dir) {
             Ok(set) => {
-                println!(
+                out!(
                     "{:<40} {:<14} {:<12} {:<10} SHA-256",
-                    "PLAN", "FAMILY", "STUDIO", "EFFECTIVE"
+                    "PLAN",
+                    "FAMILY",
+                    "STUDIO",
+                    "EFFECTIVE"
                 );
                 for p in set.iter() {
-                    println!(
+                    out!(
                         "{:<40} {:<14} {:<12} {:<10} {}",
                         p.key(),
                         p.plan.plan.family,
@@ -162,12 +180,12 @@ fn plan(dir: &Path, cmd: PlanCommand) -> ExitCode {
             };
             if json {
                 let v = canonical::normalised(&p.plan);
-                println!(
+                out!(
                     "{}",
                     serde_json::to_string_pretty(&v).expect("JSON values print")
                 );
             } else {
-                print!("{}", render_text(p));
+                out!("{}", render_text(p).trim_end());
             }
             ExitCode::SUCCESS
         }
@@ -178,7 +196,7 @@ fn plan(dir: &Path, cmd: PlanCommand) -> ExitCode {
             };
             match lookup(&set, &plan) {
                 Ok(p) => {
-                    println!("{}  {}", p.hash, p.key());
+                    out!("{}  {}", p.hash, p.key());
                     ExitCode::SUCCESS
                 }
                 Err(c) => c,
@@ -195,26 +213,41 @@ fn plan(dir: &Path, cmd: PlanCommand) -> ExitCode {
             };
             let changes = diff(&pa.plan, &pb.plan);
             if json {
-                println!(
+                out!(
                     "{}",
                     serde_json::to_string_pretty(&changes).expect("JSON values print")
                 );
             } else {
-                println!(
+                out!(
                     "{} → {}: {} changed field(s)",
                     pa.key(),
                     pb.key(),
                     changes.len()
                 );
                 for c in &changes {
-                    println!("{c}");
+                    out!("{c}");
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        PlanCommand::Vocabulary => {
+            for family in crate::plan::rules::Family::ALL {
+                let specs = family.bet_specs();
+                if specs.is_empty() {
+                    out!("{family}: played between players, no house bet types");
+                    continue;
+                }
+                out!("{family}:");
+                for spec in specs {
+                    out!("  {:<28} {}", spec.id, spec.summary);
+                    out!("  {:<28} outcomes: {}", "", spec.outcomes.join(", "));
                 }
             }
             ExitCode::SUCCESS
         }
         PlanCommand::Schema => {
             let schema = schemars::schema_for!(crate::plan::Plan);
-            println!(
+            out!(
                 "{}",
                 serde_json::to_string_pretty(&schema).expect("JSON values print")
             );
@@ -230,7 +263,7 @@ fn lint(path: &Path) -> ExitCode {
             eprintln!("{f}");
         }
         let (errors, warnings) = (report.errors().count(), report.warnings().count());
-        println!(
+        out!(
             "{}: {} plan(s) loaded, {errors} error(s), {warnings} warning(s)",
             path.display(),
             set.len()
@@ -240,7 +273,7 @@ fn lint(path: &Path) -> ExitCode {
         let sources = path.parent().map(|d| d.join("sources"));
         let findings = match load_file(path, sources.as_deref()) {
             Ok(loaded) => {
-                println!(
+                out!(
                     "{}: {} loaded, hash {}",
                     path.display(),
                     loaded.key(),
