@@ -513,7 +513,10 @@ impl OkoBereRules {
             );
         }
         if self.min_bet <= 0 {
-            err("min_bet", "the minimum bet is at least one minor unit".into());
+            err(
+                "min_bet",
+                "the minimum bet is at least one minor unit".into(),
+            );
         }
         if self.min_bank <= 0 {
             err(
@@ -619,10 +622,7 @@ impl OkoBereRules {
                 if !w.values.contains(&face) {
                     err(
                         &format!("{p}.values"),
-                        format!(
-                            "{} keeps its face value {face} among its choices",
-                            w.card
-                        ),
+                        format!("{} keeps its face value {face} among its choices", w.card),
                     );
                 }
             }
@@ -719,14 +719,21 @@ fn deck_ranks(deck: DeckKind) -> Vec<PiquetRank> {
         .collect();
     ranks.dedup();
     // Ranks below 7 (a 52-card deck) have no PiquetRank: count them as missing.
-    if deck.cards().iter().any(|c| PiquetRank::of(c.rank).is_none()) {
+    if deck
+        .cards()
+        .iter()
+        .any(|c| PiquetRank::of(c.rank).is_none())
+    {
         ranks.clear();
     }
     ranks
 }
 
 fn same_set_once(list: &[PiquetRank], set: &[PiquetRank]) -> bool {
-    list.len() == set.len() && set.iter().all(|r| list.iter().filter(|x| *x == r).count() == 1)
+    list.len() == set.len()
+        && set
+            .iter()
+            .all(|r| list.iter().filter(|x| *x == r).count() == 1)
 }
 
 /// Every pattern names a card of the deck, and the shoe holds enough copies for the hand.

@@ -430,29 +430,29 @@ pub struct MisdealCause {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MisdealKind {
-    /// 1. "První nebo druhá karta je rozdaná lícem nahoru nebo je jinak odhalena chybou
+    /// Item 1: "První nebo druhá karta je rozdaná lícem nahoru nebo je jinak odhalena chybou
     /// dealera."
     FirstOrSecondCardExposedByDealer,
-    /// 2. "Dvě nebo více karet jsou rozdány lícem nahoru dealerem."
+    /// Item 2: "Dvě nebo více karet jsou rozdány lícem nahoru dealerem."
     TwoOrMoreCardsDealtFaceUp,
-    /// 2. "(pokud se otočí jen jedna karta, je použita jako spálená a je hráči nahrazena po
+    /// Item 2: "(pokud se otočí jen jedna karta, je použita jako spálená a je hráči nahrazena po
     /// dorozdání všech karet)".
     OneCardDealtFaceUp,
-    /// 3. "Jsou nalezeny dvě nebo více karet v balíčku obrácené lícem nahoru."
+    /// Item 3: "Jsou nalezeny dvě nebo více karet v balíčku obrácené lícem nahoru."
     TwoOrMoreFaceUpCardsInDeck,
-    /// 4. "Dvě nebo více karet rozdaných navíc."
+    /// Item 4: "Dvě nebo více karet rozdaných navíc."
     TwoOrMoreExtraCardsDealt,
-    /// 5. "Jakákoliv karta rozdaná mimo pořadí."
+    /// Item 5: "Jakákoliv karta rozdaná mimo pořadí."
     CardDealtOutOfOrder,
-    /// 6. "Button je na špatném místě."
+    /// Item 6: "Button je na špatném místě."
     ButtonMisplaced,
-    /// 7. "Karty byly rozdány také na volné místo popř. hráči, který na ně nemá nárok."
+    /// Item 7: "Karty byly rozdány také na volné místo popř. hráči, který na ně nemá nárok."
     DealtToEmptySeatOrIneligiblePlayer,
-    /// 8. "Nebyly rozdané karty hráči, který chce hrát a má na ně nárok."
+    /// Item 8: "Nebyly rozdané karty hráči, který chce hrát a má na ně nárok."
     EligiblePlayerNotDealt,
-    /// 9. "Pokud je při flopu otočena jedna nebo více karet navíc …"
+    /// Item 9: "Pokud je při flopu otočena jedna nebo více karet navíc …"
     ExtraCardExposedOnFlop,
-    /// 9. "Stejný postup platí i při otočení jedné nebo více karet navíc u turnu."
+    /// Item 9: "Stejný postup platí i při otočení jedné nebo více karet navíc u turnu."
     ExtraCardExposedOnTurn,
 }
 
@@ -469,37 +469,37 @@ pub struct Irregularity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum IrregularityKind {
-    /// 1. "zjistíme, že button byl na špatném místě" (after play started).
+    /// Item 1: "zjistíme, že button byl na špatném místě" (after play started).
     ButtonFoundMisplaced,
-    /// 2. "Pokud si hráč karty nechrání nemá nárok na stížnosti, pokud mu dealer karty sebere
+    /// Item 2: "Pokud si hráč karty nechrání nemá nárok na stížnosti, pokud mu dealer karty sebere
     /// jako foldnuté."
     UnprotectedCardsMucked,
-    /// 3. "Pokud se v průběhu hry objeví karta s jiným rubem …"
+    /// Item 3: "Pokud se v průběhu hry objeví karta s jiným rubem …"
     DifferentBackInPlay,
-    /// 3. "Pokud je karta objevena ve zbytku balíčku všechny úkony platí."
+    /// Item 3: "Pokud je karta objevena ve zbytku balíčku všechny úkony platí."
     DifferentBackInStub,
-    /// 4. "Pokud se objeví dvě stejné karty (stejná barva, stejná hodnota) …"
+    /// Item 4: "Pokud se objeví dvě stejné karty (stejná barva, stejná hodnota) …"
     DuplicateCard,
-    /// 5. "Obrácená karta v balíčku je považována za bezvýznamný kus papíru (použije se jako
+    /// Item 5: "Obrácená karta v balíčku je považována za bezvýznamný kus papíru (použije se jako
     /// spálená karta) a hráči je tato karta při rozdávání nahrazena …"
     FaceUpCardInDeck,
-    /// 6. "Žolíky objevený v průběhu hry, kde nejsou používány žolíky je považován za
+    /// Item 6: "Žolíky objevený v průběhu hry, kde nejsou používány žolíky je považován za
     /// bezvýznamný kus papíru."
     JokerFound,
-    /// 6. "Pokud hráč s takovou kartou hraje, je jeho ruka považována za mrtvou (foldnutou)".
+    /// Item 6: "Pokud hráč s takovou kartou hraje, je jeho ruka považována za mrtvou (foldnutou)".
     JokerPlayed,
-    /// 7. "Pokud hráč hraje bez dívání se na své karty, je zodpovědný za možnost mít neplatné
+    /// Item 7: "Pokud hráč hraje bez dívání se na své karty, je zodpovědný za možnost mít neplatné
     /// karty nebo žolíka."
     PlayedWithoutLooking,
-    /// 8. "Jedna nebo více karet chybějících v balíčku neruší výsledek hry."
+    /// Item 8: "Jedna nebo více karet chybějících v balíčku neruší výsledek hry."
     MissingCards,
-    /// 9. "Pokud hráči spadnou karty ze stolu musí s nimi hrát."
+    /// Item 9: "Pokud hráči spadnou karty ze stolu musí s nimi hrát."
     CardsFellOffTable,
-    /// 10. "Pokud dealer zapomene spálit kartu nebo jich spálí více …"
+    /// Item 10: "Pokud dealer zapomene spálit kartu nebo jich spálí více …"
     BurnError,
-    /// 11. "Pokud dealer rozdá předčasně kartu před ukončením sázek …"
+    /// Item 11: "Pokud dealer rozdá předčasně kartu před ukončením sázek …"
     CardDealtBeforeBettingClosed,
-    /// 12. "Pokud je zbývající část balíčku znehodnocená …"
+    /// Item 12: "Pokud je zbývající část balíčku znehodnocená …"
     StubSpoiled,
 }
 
@@ -564,8 +564,7 @@ impl PokerCashRules {
 
     pub fn lint(&self) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
-        let mut err =
-            |path: &str, msg: String| out.push((format!("rules.poker_cash.{path}"), msg));
+        let mut err = |path: &str, msg: String| out.push((format!("rules.poker_cash.{path}"), msg));
 
         if self.shoe.deck != DeckKind::Standard52 {
             err(
@@ -646,10 +645,7 @@ impl PokerCashRules {
             if max < buy.min {
                 err(
                     "buy_in.max",
-                    format!(
-                        "the maximum buy-in {max} is below the minimum {}",
-                        buy.min
-                    ),
+                    format!("the maximum buy-in {max} is below the minimum {}", buy.min),
                 );
             }
         }
@@ -714,19 +710,13 @@ impl PokerCashRules {
         let mut seen = HashSet::new();
         for c in &self.misdeal.causes {
             if !seen.insert(c.id) {
-                err(
-                    "misdeal.causes",
-                    format!("{:?} is listed twice", c.id),
-                );
+                err("misdeal.causes", format!("{:?} is listed twice", c.id));
             }
         }
         let mut seen = HashSet::new();
         for i in &self.irregularities {
             if !seen.insert(i.id) {
-                err(
-                    "irregularities",
-                    format!("{:?} is listed twice", i.id),
-                );
+                err("irregularities", format!("{:?} is listed twice", i.id));
             }
         }
         out
@@ -769,7 +759,10 @@ mod tests {
                 clause: "Používání buttonu a blindů".into(),
             },
             new_player: NewPlayer {
-                options: vec![NewPlayerOption::WaitForBigBlind, NewPlayerOption::PostBigBlind],
+                options: vec![
+                    NewPlayerOption::WaitForBigBlind,
+                    NewPlayerOption::PostBigBlind,
+                ],
                 may_start_between_button_and_big_blind: false,
                 posted_big_blind_is_live: true,
                 clause: "Pravidla používání blindů".into(),
@@ -866,7 +859,10 @@ mod tests {
     fn straddle_multiple_must_be_at_least_two() {
         let mut r = rules();
         r.straddle.big_blind_multiple = 1;
-        assert_eq!(complaints(&r), vec!["rules.poker_cash.straddle.big_blind_multiple"]);
+        assert_eq!(
+            complaints(&r),
+            vec!["rules.poker_cash.straddle.big_blind_multiple"]
+        );
     }
 
     #[test]
@@ -925,7 +921,10 @@ mod tests {
     fn suit_order_names_each_suit_once() {
         let mut r = rules();
         r.suit_order_for_button_draw[3] = SuitName::Spades;
-        assert_eq!(complaints(&r), vec!["rules.poker_cash.suit_order_for_button_draw"]);
+        assert_eq!(
+            complaints(&r),
+            vec!["rules.poker_cash.suit_order_for_button_draw"]
+        );
     }
 
     #[test]
