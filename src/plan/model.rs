@@ -223,6 +223,9 @@ pub enum AutoDecision {
     Stand,
     HitAtOrBelowElseStand,
     Fold,
+    /// Check when nothing is owed, otherwise fold (poker: a player never loses chips he did
+    /// not put in by an automatic decision).
+    CheckOrFold,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
