@@ -387,6 +387,12 @@ fn limits_consistency(plan: &Plan, s: &mut Sink) {
     }
 }
 
+/// `bets[…].max_win` and `bets[…].max_win_plus_stake`: the fields limits_consistency checks.
+fn is_limit_path(field: &str) -> bool {
+    field.starts_with("bets[")
+        && (field.ends_with("].max_win") || field.ends_with("].max_win_plus_stake"))
+}
+
 fn annotations(plan: &Plan, s: &mut Sink) {
     let root = normalised(plan);
     let mut seen = HashSet::new();
@@ -419,6 +425,14 @@ fn annotations(plan: &Plan, s: &mut Sink) {
                 "inconsistency_without_field",
                 format!("document_inconsistencies[{i}].field"),
                 format!("'{}' is not a field of this plan", n.field),
+            );
+        } else if !is_limit_path(&n.field) {
+            // Limit fields are reported by limits_consistency; every other acknowledged
+            // contradiction is reported here, on every run.
+            s.warn(
+                "document_inconsistent",
+                &n.field,
+                format!("kept as the document states it: {}", n.note),
             );
         }
     }
