@@ -368,10 +368,7 @@ impl BaccaratRules {
             }
             let big: BTreeSet<_> = bs.big_card_counts.iter().collect();
             if let Some(c) = bs.small_card_counts.iter().find(|c| big.contains(c)) {
-                out.push((
-                    path,
-                    format!("{c} cards would win both Big and Small"),
-                ));
+                out.push((path, format!("{c} cards would win both Big and Small")));
             }
         }
         if let Some(eg) = &self.egalite_extra {
@@ -450,7 +447,10 @@ impl BaccaratRules {
                 if !rows.contains(&o.as_str()) {
                     out.push((
                         format!("{p}.egalite_extra.totals"),
-                        format!("total {} is offered but has no payout row egalite_extra/{o}", &o[4..]),
+                        format!(
+                            "total {} is offered but has no payout row egalite_extra/{o}",
+                            &o[4..]
+                        ),
                     ));
                 }
             }
@@ -458,7 +458,10 @@ impl BaccaratRules {
                 if !offered.contains(r) {
                     out.push((
                         format!("payouts[egalite_extra/{r}]"),
-                        format!("total {} is not offered in {p}.egalite_extra.totals", &r[4..]),
+                        format!(
+                            "total {} is not offered in {p}.egalite_extra.totals",
+                            &r[4..]
+                        ),
                     ));
                 }
             }
@@ -472,7 +475,9 @@ impl BaccaratRules {
                     if m >= b.min_margin_without_natural && !has {
                         out.push((
                             format!("bets[{bet}]"),
-                            format!("a win by {m} wins the bonus but has no payout row {bet}/{outcome}"),
+                            format!(
+                                "a win by {m} wins the bonus but has no payout row {bet}/{outcome}"
+                            ),
                         ));
                     }
                     if m < b.min_margin_without_natural && has {
@@ -565,7 +570,9 @@ mod tests {
     #[test]
     fn banker_third_card_row_must_not_both_draw_and_stand() {
         let mut r = rules();
-        r.banker_when_player_drew[2].stands_when_player_third_is.push(2);
+        r.banker_when_player_drew[2]
+            .stands_when_player_third_is
+            .push(2);
         let found = r.lint();
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].1.contains("2 has more than one rule"));
@@ -603,7 +610,9 @@ mod tests {
     #[test]
     fn third_card_values_above_nine_are_refused() {
         let mut r = rules();
-        r.banker_when_player_drew[0].draws_when_player_third_is.push(10);
+        r.banker_when_player_drew[0]
+            .draws_when_player_third_is
+            .push(10);
         assert!(r
             .lint()
             .iter()
@@ -613,7 +622,13 @@ mod tests {
     #[test]
     fn first_deal_is_two_cards_to_each_hand() {
         let mut r = rules();
-        r.initial_deal_order = vec![Hand::Player, Hand::Player, Hand::Banker, Hand::Banker, Hand::Player];
+        r.initial_deal_order = vec![
+            Hand::Player,
+            Hand::Player,
+            Hand::Banker,
+            Hand::Banker,
+            Hand::Player,
+        ];
         assert_eq!(r.lint()[0].0, "rules.baccarat.initial_deal_order");
     }
 
@@ -638,10 +653,100 @@ mod tests {
         assert!(found[1].1.contains("10 is not a baccarat total"));
     }
 
+    fn load(text: &str) -> (Plan, BaccaratRules) {
+        let plan = crate::plan::load::parse(std::path::Path::new("t.toml"), text).unwrap();
+        let crate::plan::rules::GameRules::Baccarat(r) = plan.rules.clone() else {
+            panic!("baccarat rules")
+        };
+        (plan, r)
+    }
+
+    fn synot() -> (Plan, BaccaratRules) {
+        load(include_str!("../../../game_plans/synot-baccarat@1.toml"))
+    }
+
+    fn speed() -> (Plan, BaccaratRules) {
+        load(include_str!(
+            "../../../game_plans/evolution-speed-baccarat@1.toml"
+        ))
+    }
+
+    #[test]
+    fn both_plans_pass_their_own_rules() {
+        for (plan, r) in [synot(), speed()] {
+            assert_eq!(r.lint(), Vec::<(String, String)>::new());
+            assert_eq!(r.lint_against_plan(&plan), Vec::<(String, String)>::new());
+        }
+    }
+
+    #[test]
+    fn side_bet_in_bets_must_be_described_in_rules() {
+        let (plan, mut r) = synot();
+        r.big_small = None;
+        let found = r.lint_against_plan(&plan);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "rules.baccarat.big_small");
+        assert!(found[0].1.contains("offers big, small"));
+    }
+
+    #[test]
+    fn side_bet_described_in_rules_must_be_offered() {
+        let (mut plan, mut r) = speed();
+        r.egalite_extra = Some(EgaliteExtraRules {
+            totals: vec![0],
+            clause: "x".into(),
+        });
+        plan.bets
+            .retain(|b| b.id != "player_bonus" && b.id != "banker_bonus");
+        let found = r.lint_against_plan(&plan);
+        let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["rules.baccarat.egalite_extra", "rules.baccarat.bonus"]
+        );
+    }
+
+    #[test]
+    fn every_egalite_total_has_exactly_its_payout_row() {
+        let (mut plan, mut r) = synot();
+        plan.payouts.retain(|p| p.outcome != "tie_4");
+        r.egalite_extra.as_mut().unwrap().totals.retain(|&t| t != 9);
+        let found = r.lint_against_plan(&plan);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0]
+            .1
+            .contains("total 4 is offered but has no payout row"));
+        assert_eq!(found[1].0, "payouts[egalite_extra/tie_9]");
+    }
+
+    #[test]
+    fn bonus_rows_follow_the_minimum_margin() {
+        let (plan, mut r) = speed();
+        r.bonus.as_mut().unwrap().min_margin_without_natural = 5;
+        let found = r.lint_against_plan(&plan);
+        let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "payouts[player_bonus/win_by_4]",
+                "payouts[banker_bonus/win_by_4]"
+            ]
+        );
+        r.bonus.as_mut().unwrap().min_margin_without_natural = 3;
+        let found = r.lint_against_plan(&plan);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0]
+            .1
+            .contains("a win by 3 wins the bonus but has no payout row"));
+    }
+
     #[test]
     fn bonus_margin_is_one_to_nine_points() {
         let mut r = rules();
         r.bonus.as_mut().unwrap().min_margin_without_natural = 0;
-        assert_eq!(r.lint()[0].0, "rules.baccarat.bonus.min_margin_without_natural");
+        assert_eq!(
+            r.lint()[0].0,
+            "rules.baccarat.bonus.min_margin_without_natural"
+        );
     }
 }

@@ -462,7 +462,10 @@ impl CasinoHoldemRules {
                 _ => {}
             }
         }
-        match (self.casino_razz.is_some(), plan.bet("casino_razz").is_some()) {
+        match (
+            self.casino_razz.is_some(),
+            plan.bet("casino_razz").is_some(),
+        ) {
             (true, false) => out.push((
                 format!("{p}.casino_razz"),
                 "describes Casino Razz but the plan does not offer it".into(),
@@ -493,7 +496,9 @@ impl CasinoHoldemRules {
                     if row.outcome.starts_with("pair_of_aces") && fb.min_hand != aces {
                         out.push((
                             format!("payouts[{id}/{}]", row.outcome),
-                            format!("pays a pair of aces but {p}.flop_bonus.min_hand is another hand"),
+                            format!(
+                                "pays a pair of aces but {p}.flop_bonus.min_hand is another hand"
+                            ),
                         ));
                     }
                 }
@@ -531,7 +536,10 @@ fn cover_classes(plan: &Plan, bet: &str, classes: &[HandClass], out: &mut Vec<(S
             )),
             _ => out.push((
                 format!("bets[{bet}]"),
-                format!("a hand of class {c:?} is paid by several rows: {}", rows.join(", ")),
+                format!(
+                    "a hand of class {c:?} is paid by several rows: {}",
+                    rows.join(", ")
+                ),
             )),
         }
     }
@@ -562,11 +570,15 @@ mod tests {
     }
 
     fn evolution() -> (Plan, CasinoHoldemRules) {
-        load(include_str!("../../../game_plans/evolution-casino-holdem@1.toml"))
+        load(include_str!(
+            "../../../game_plans/evolution-casino-holdem@1.toml"
+        ))
     }
 
     fn synot() -> (Plan, CasinoHoldemRules) {
-        load(include_str!("../../../game_plans/synot-casino-holdem@1.toml"))
+        load(include_str!(
+            "../../../game_plans/synot-casino-holdem@1.toml"
+        ))
     }
 
     #[test]
@@ -610,7 +622,10 @@ mod tests {
     fn the_board_is_five_cards() {
         let (_, mut r) = evolution();
         r.board_cards_after_decision = 1;
-        assert_eq!(r.lint()[0].0, "rules.casino_holdem.board_cards_after_decision");
+        assert_eq!(
+            r.lint()[0].0,
+            "rules.casino_holdem.board_cards_after_decision"
+        );
     }
 
     #[test]
@@ -623,24 +638,33 @@ mod tests {
         let (plan, mut r) = evolution();
         r.flop_bonus.as_mut().unwrap().bet = FlopBonusBet::Aa;
         let found = r.lint_against_plan(&plan);
-        assert!(found.iter().any(|(p, _)| p == "rules.casino_holdem.flop_bonus.bet"));
+        assert!(found
+            .iter()
+            .any(|(p, _)| p == "rules.casino_holdem.flop_bonus.bet"));
         assert!(found.iter().any(|(p, _)| p == "bets[bonus]"));
     }
 
     #[test]
     fn every_ante_hand_class_is_paid_exactly_once() {
         let (mut plan, r) = evolution();
-        plan.payouts.retain(|p| !(p.bet == "ante" && p.outcome == "two_pair"));
+        plan.payouts
+            .retain(|p| !(p.bet == "ante" && p.outcome == "two_pair"));
         let found = r.lint_against_plan(&plan);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].1.contains("TwoPair"));
         // SYNOT's "straight or lower" row together with a separate straight row pays twice.
         let (mut plan, r) = synot();
-        let mut extra = plan.payouts_for("ante").find(|p| p.outcome == "flush").unwrap().clone();
+        let mut extra = plan
+            .payouts_for("ante")
+            .find(|p| p.outcome == "flush")
+            .unwrap()
+            .clone();
         extra.outcome = "straight".into();
         plan.payouts.push(extra);
         let found = r.lint_against_plan(&plan);
-        assert!(found.iter().any(|(_, m)| m.contains("Straight is paid by several rows")));
+        assert!(found
+            .iter()
+            .any(|(_, m)| m.contains("Straight is paid by several rows")));
     }
 
     #[test]
@@ -650,13 +674,22 @@ mod tests {
         extra.outcome = "pair_or_less".into();
         plan.payouts.push(extra);
         let found = r.lint_against_plan(&plan);
-        assert!(found.iter().any(|(p, _)| p == "payouts[bonus/pair_or_less]"), "{found:?}");
+        assert!(
+            found
+                .iter()
+                .any(|(p, _)| p == "payouts[bonus/pair_or_less]"),
+            "{found:?}"
+        );
     }
 
     #[test]
     fn razz_pays_no_hand_with_a_losing_rank() {
         let (plan, mut r) = synot();
-        r.casino_razz.as_mut().unwrap().losing_ranks.push(RankName(Rank::Nine));
+        r.casino_razz
+            .as_mut()
+            .unwrap()
+            .losing_ranks
+            .push(RankName(Rank::Nine));
         let found = r.lint_against_plan(&plan);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].0, "payouts[casino_razz/nine_high]");

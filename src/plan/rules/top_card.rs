@@ -189,7 +189,10 @@ impl TopCardRules {
         let mut out = Vec::new();
         for side in ["home", "away"] {
             if plan.bet(side).is_none() {
-                out.push(("bets".into(), format!("Top Card needs the main bet '{side}'")));
+                out.push((
+                    "bets".into(),
+                    format!("Top Card needs the main bet '{side}'"),
+                ));
             }
             if let Some(row) = plan
                 .payouts_for(side)
@@ -197,8 +200,7 @@ impl TopCardRules {
             {
                 out.push((
                     format!("payouts[{side}/{}]", row.outcome),
-                    "on a tie the Home and Away bets do not win: give a refund, not a ratio"
-                        .into(),
+                    "on a tie the Home and Away bets do not win: give a refund, not a ratio".into(),
                 ));
             }
         }
@@ -229,7 +231,12 @@ mod tests {
 
     #[test]
     fn ranks_are_written_as_on_the_card() {
-        for (text, rank) in [("2", Rank::Two), ("9", Rank::Nine), ("10", Rank::Ten), ("A", Rank::Ace)] {
+        for (text, rank) in [
+            ("2", Rank::Two),
+            ("9", Rank::Nine),
+            ("10", Rank::Ten),
+            ("A", Rank::Ace),
+        ] {
             assert_eq!(text.parse::<RankName>().unwrap(), RankName(rank));
             assert_eq!(RankName(rank).to_string(), text);
         }
