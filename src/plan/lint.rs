@@ -63,6 +63,9 @@ pub fn lint(plan: &Plan, file: &Path, sources_dir: Option<&Path>) -> Vec<Finding
     for (path, message) in plan.rules.lint() {
         s.error("rule_inconsistent", path, message);
     }
+    for (path, message) in plan.rules.lint_against_plan(plan) {
+        s.error("rule_inconsistent", path, message);
+    }
     s.out
 }
 

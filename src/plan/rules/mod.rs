@@ -128,4 +128,16 @@ impl GameRules {
             GameRules::PokerCash(r) => r.lint(),
         }
     }
+
+    /// Checks of the rules against the rest of the plan (its bet types and payout rows): a
+    /// side bet offered in `[[bets]]` must be described in the rules and the other way round.
+    /// Families without such checks return nothing.
+    pub fn lint_against_plan(&self, plan: &crate::plan::model::Plan) -> Vec<(String, String)> {
+        match self {
+            GameRules::Baccarat(r) => r.lint_against_plan(plan),
+            GameRules::TopCard(r) => r.lint_against_plan(plan),
+            GameRules::CasinoHoldem(r) => r.lint_against_plan(plan),
+            _ => Vec::new(),
+        }
+    }
 }
