@@ -14,6 +14,7 @@ use super::canonical::{hex, normalised};
 use super::load::{Finding, Severity};
 use super::model::{Plan, FORMAT_VERSION};
 use super::path::resolve;
+use crate::money::format_minor;
 
 /// Largest amount a plan may state: canonical JSON keeps integers exact only up to 2^53.
 pub const MAX_AMOUNT_MINOR: i64 = (1 << 53) - 1;
@@ -357,6 +358,10 @@ fn limits_consistency(plan: &Plan, s: &mut Sink) {
             s.error("max_win_inconsistent", &path, format!("{message}; if the document itself says so, list it under [[document_inconsistencies]]"));
         }
     };
+    // Amounts in messages as the document writes them (200 000,00 CZK), not in minor units.
+    let exp = plan.plan.currency.exponent();
+    let cur = plan.plan.currency.code();
+    let amount = |minor: i64| format!("{} {cur}", format_minor(minor, exp));
     for b in &plan.bets {
         let Some(best) = plan.best_ratio(&b.id) else {
             continue;
@@ -374,8 +379,10 @@ fn limits_consistency(plan: &Plan, s: &mut Sink) {
             format!("bets[{}].max_win", b.id),
             b.max_win == expected,
             format!(
-                "maximum win {} is not maximum bet {} × best ratio {best} = {expected}",
-                b.max_win, b.max_bet
+                "maximum win {} is not maximum bet {} × best ratio {best} = {}",
+                amount(b.max_win),
+                amount(b.max_bet),
+                amount(expected)
             ),
         );
         check(
@@ -384,7 +391,9 @@ fn limits_consistency(plan: &Plan, s: &mut Sink) {
             b.max_win.checked_add(b.max_bet) == Some(b.max_win_plus_stake),
             format!(
                 "maximum win + stake {} is not maximum win {} + maximum bet {}",
-                b.max_win_plus_stake, b.max_win, b.max_bet
+                amount(b.max_win_plus_stake),
+                amount(b.max_win),
+                amount(b.max_bet)
             ),
         );
     }
