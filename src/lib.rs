@@ -5,5 +5,6 @@
 pub mod api;
 pub mod cards;
 pub mod cli;
+pub mod games;
 pub mod money;
 pub mod plan;

@@ -1,0 +1,1 @@
+//! Single-zero roulette: placements, layout validation, limits and settlement (in progress).
