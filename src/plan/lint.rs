@@ -63,6 +63,12 @@ pub fn lint(plan: &Plan, file: &Path, sources_dir: Option<&Path>) -> Vec<Finding
     for (path, message) in plan.rules.lint() {
         s.error("rule_inconsistent", path, message);
     }
+    // Blackjack's rules decide which bet types and payout rows the plan must have.
+    if let super::rules::GameRules::Blackjack(rules) = &plan.rules {
+        for (path, message) in rules.lint_plan(plan) {
+            s.error("rule_inconsistent", path, message);
+        }
+    }
     s.out
 }
 
