@@ -95,7 +95,8 @@ pub struct BetSpec {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum GameRules {
     Roulette(roulette::RouletteRules),
-    Blackjack(blackjack::BlackjackRules),
+    /// Boxed: blackjack has by far the most parameters of any family.
+    Blackjack(Box<blackjack::BlackjackRules>),
     Baccarat(baccarat::BaccaratRules),
     TopCard(top_card::TopCardRules),
     CasinoHoldem(casino_holdem::CasinoHoldemRules),
