@@ -607,7 +607,9 @@ impl BlackjackRules {
         match s.model {
             SeatingModel::Seats => {
                 match s.seats {
-                    None | Some(0) => push(out, "seating.seats", "a seated table has at least one box"),
+                    None | Some(0) => {
+                        push(out, "seating.seats", "a seated table has at least one box")
+                    }
                     Some(n) => {
                         if s.max_players.is_none_or(|m| m > u16::from(n)) {
                             push(
@@ -836,7 +838,8 @@ impl BlackjackRules {
                 ("paid", s.paid.is_some()),
             ],
         );
-        if s.refund_kept_if_dealer_blackjack == Some(false) && self.dealer.hole_card == HoleCard::Peek
+        if s.refund_kept_if_dealer_blackjack == Some(false)
+            && self.dealer.hole_card == HoleCard::Peek
         {
             push(
                 out,
@@ -913,8 +916,7 @@ impl BlackjackRules {
                     format!("{} is decided on {cards:?}, not {:?}", sb.id, sb.cards),
                 );
             }
-            if sb.cards == SideBetCards::DealerFirstTwo && self.dealer.hole_card == HoleCard::None
-            {
+            if sb.cards == SideBetCards::DealerFirstTwo && self.dealer.hole_card == HoleCard::None {
                 push(
                     out,
                     &format!("{p}.cards"),
@@ -951,7 +953,10 @@ impl BlackjackRules {
             }
         }
         if !has_bet("main") {
-            out.push(("bets[main]".into(), "a blackjack plan has a main bet".into()));
+            out.push((
+                "bets[main]".into(),
+                "a blackjack plan has a main bet".into(),
+            ));
         }
         for outcome in ["win", "blackjack"] {
             if row("main", outcome).is_none_or(|p| p.ratio.is_none()) {
@@ -1056,7 +1061,8 @@ impl BlackjackRules {
                     if wants_refund {
                         "the stake is returned on a player blackjack: give a refund row".into()
                     } else {
-                        "a refund on a player blackjack needs on_player_blackjack = \"refund\"".to_string()
+                        "a refund on a player blackjack needs on_player_blackjack = \"refund\""
+                            .to_string()
                     },
                 ));
             }
@@ -1196,7 +1202,10 @@ mod tests {
         r.bet_behind.unfunded_split = None;
         r.bet_behind.allowed = false;
         let p = paths(&r);
-        assert!(p.contains(&"rules.blackjack.split.pair".to_string()), "{p:?}");
+        assert!(
+            p.contains(&"rules.blackjack.split.pair".to_string()),
+            "{p:?}"
+        );
     }
 
     #[test]
@@ -1340,11 +1349,17 @@ mod tests {
     fn dealer_blackjack_takes_is_stated_exactly_without_a_peek() {
         let mut r = seated();
         r.blackjack.dealer_blackjack_takes = None;
-        assert!(flags(&r, "rules.blackjack.blackjack.dealer_blackjack_takes"));
+        assert!(flags(
+            &r,
+            "rules.blackjack.blackjack.dealer_blackjack_takes"
+        ));
         let mut r = seated();
         r.dealer.hole_card = HoleCard::Peek;
         r.dealer.peek_on = Some(PeekOn::AceOrTen);
-        assert!(flags(&r, "rules.blackjack.blackjack.dealer_blackjack_takes"));
+        assert!(flags(
+            &r,
+            "rules.blackjack.blackjack.dealer_blackjack_takes"
+        ));
     }
 
     #[test]
