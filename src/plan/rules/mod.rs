@@ -95,7 +95,8 @@ pub struct BetSpec {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum GameRules {
     Roulette(roulette::RouletteRules),
-    Blackjack(blackjack::BlackjackRules),
+    /// Boxed: blackjack has by far the most parameters of any family.
+    Blackjack(Box<blackjack::BlackjackRules>),
     Baccarat(baccarat::BaccaratRules),
     TopCard(top_card::TopCardRules),
     CasinoHoldem(casino_holdem::CasinoHoldemRules),
@@ -134,6 +135,7 @@ impl GameRules {
     /// Families without such checks return nothing.
     pub fn lint_against_plan(&self, plan: &crate::plan::model::Plan) -> Vec<(String, String)> {
         match self {
+            GameRules::Blackjack(r) => r.lint_plan(plan),
             GameRules::Baccarat(r) => r.lint_against_plan(plan),
             GameRules::TopCard(r) => r.lint_against_plan(plan),
             GameRules::CasinoHoldem(r) => r.lint_against_plan(plan),
