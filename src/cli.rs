@@ -55,6 +55,25 @@ pub enum Command {
         /// Where the service keeps its data (database, signing key).
         #[arg(long, default_value = "data", env = "PITBOSS_DATA_DIR")]
         data_dir: PathBuf,
+        /// `postgres://…` for PostgreSQL, or a SQLite file (default `DATA_DIR/pitboss.sqlite`).
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: Option<String>,
+        /// Ed25519 signing key, PKCS#8 PEM (default `DATA_DIR/signing-key.pem`, created if absent).
+        #[arg(long, env = "PITBOSS_SIGNING_KEY")]
+        signing_key: Option<PathBuf>,
+        /// Bootstrap admin key to install when none exists (else one is generated and printed once).
+        #[arg(long, env = "PITBOSS_ADMIN_KEY", hide_env_values = true)]
+        admin_key: Option<String>,
+        /// The audit log's origin (first line of every checkpoint).
+        #[arg(long, default_value = "pitboss/audit", env = "PITBOSS_LOG_ORIGIN")]
+        origin: String,
+    },
+    /// Apply pending database migrations and exit.
+    Migrate {
+        #[arg(long, default_value = "data", env = "PITBOSS_DATA_DIR")]
+        data_dir: PathBuf,
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: Option<String>,
     },
 }
 
@@ -94,7 +113,23 @@ pub enum PlanCommand {
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Plan(cmd) => plan(&cli.plans, cmd),
-        Command::Serve { bind, data_dir } => {
+        Command::Migrate { data_dir, database_url } => {
+            if let Err(e) = std::fs::create_dir_all(&data_dir) {
+                return fail(e);
+            }
+            let url = database_url
+                .as_deref()
+                .map(crate::store::DatabaseUrl::parse)
+                .unwrap_or_else(|| crate::store::DatabaseUrl::default_in(&data_dir));
+            match crate::store::migrate(&url) {
+                Ok(n) => {
+                    out!("{n} migration(s) applied");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(e),
+            }
+        }
+        Command::Serve { bind, data_dir, database_url, signing_key, admin_key, origin } => {
             // A service never starts on plans with errors: it would enforce rules nobody approved.
             let set = match load(&cli.plans) {
                 Ok(set) => set,
@@ -107,6 +142,10 @@ pub fn run(cli: Cli) -> ExitCode {
                 bind,
                 plans_dir: cli.plans.clone(),
                 data_dir,
+                database_url,
+                signing_key,
+                admin_key,
+                origin,
             };
             match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -8,3 +8,6 @@ pub mod cli;
 pub mod games;
 pub mod money;
 pub mod plan;
+pub mod round;
+pub mod service;
+pub mod store;

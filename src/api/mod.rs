@@ -1,9 +1,13 @@
 //! The HTTP interface (actix-web): thin handlers that translate HTTP to domain calls and
 //! domain errors to RFC 9457 problem documents, nothing more.
 
+pub mod admin;
+pub mod audit;
+pub mod auth;
 pub mod plans;
 pub mod problem;
 pub mod startup;
+pub mod tables;
 
 pub use problem::Problem;
 pub use startup::{serve, AppState, ServeConfig};

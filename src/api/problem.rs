@@ -96,3 +96,8 @@ impl ResponseError for Problem {
 pub fn not_found_route() -> Problem {
     Problem::not_found("no_such_route", "no such route; see /v1/plans and /healthz")
 }
+
+/// The service cannot answer now (storage, capacity): 503, safe to retry.
+pub fn unavailable(detail: &str) -> Problem {
+    Problem::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable", detail)
+}

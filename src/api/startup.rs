@@ -7,13 +7,18 @@ use std::sync::Arc;
 use actix_web::{get, web, App, HttpResponse, HttpServer};
 use serde_json::json;
 
-use super::plans;
+use super::auth::{KeyRing, Role};
 use super::problem::{not_found_route, Problem};
+use super::{admin, audit, plans, tables};
 use crate::plan::PlanSet;
+use crate::service::Service;
+use crate::store::{self, DatabaseUrl};
 
-/// What every handler may read. Plans are loaded once and never change while running.
+/// What every handler may read.
 pub struct AppState {
     pub plans: Arc<PlanSet>,
+    pub service: Service,
+    pub keys: KeyRing,
 }
 
 #[derive(Debug, Clone)]
@@ -21,6 +26,15 @@ pub struct ServeConfig {
     pub bind: String,
     pub plans_dir: PathBuf,
     pub data_dir: PathBuf,
+    /// `postgres://…` or a SQLite file; default `<data_dir>/pitboss.sqlite`.
+    pub database_url: Option<String>,
+    /// PKCS#8 PEM Ed25519 key; default `<data_dir>/signing-key.pem`, created if absent.
+    pub signing_key: Option<PathBuf>,
+    /// A bootstrap admin key to install (`pb_<16 hex>_<64 hex>`); if none is configured and
+    /// no admin key exists, one is generated and printed once.
+    pub admin_key: Option<String>,
+    /// The log's origin line (also the key name in checkpoints).
+    pub origin: String,
 }
 
 /// Largest request body accepted, in bytes.
@@ -28,33 +42,74 @@ pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
 #[get("/healthz")]
 async fn healthz(state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().json(json!({"status": "ok", "plans": state.plans.len()}))
+    HttpResponse::Ok().json(json!({
+        "status": "ok",
+        "plans": state.plans.len(),
+        "log_entries": state.service.metrics.log_entries.load(std::sync::atomic::Ordering::Relaxed),
+    }))
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(healthz)
+        .service(admin::metrics)
+        .service(admin::create_key)
         .service(plans::list)
         .service(plans::plan_diff)
         .service(plans::versions)
-        .service(plans::show);
+        .service(plans::show)
+        .service(tables::open_table)
+        .service(tables::get_table)
+        .service(tables::close_table)
+        .service(tables::open_round)
+        .service(tables::player_connection)
+        .service(tables::get_round)
+        .service(tables::place_bets)
+        .service(tables::post_event)
+        .service(tables::void_round)
+        .service(tables::get_settlement)
+        .service(tables::recall)
+        .service(audit::entries)
+        .service(audit::checkpoint)
+        .service(audit::checkpoint_now)
+        .service(audit::proof)
+        .service(audit::export)
+        .service(audit::public_key);
 }
 
 /// Runs the service until it is stopped; prints `listening on http://ADDR` once bound.
-pub async fn serve(config: ServeConfig, plans: PlanSet) -> std::io::Result<()> {
-    std::fs::create_dir_all(&config.data_dir)?;
+pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
+    std::fs::create_dir_all(&config.data_dir).map_err(|e| format!("{}: {e}", config.data_dir.display()))?;
+    let url = config
+        .database_url
+        .as_deref()
+        .map(DatabaseUrl::parse)
+        .unwrap_or_else(|| DatabaseUrl::default_in(&config.data_dir));
+    let key_path = config.signing_key.clone().unwrap_or_else(|| config.data_dir.join("signing-key.pem"));
+    let service = Service::start(url.clone(), plans, &key_path, &config.origin).map_err(|e| e.to_string())?;
+    let mut conn = store::connect(&url).map_err(|e| e.to_string())?;
+    let keys = KeyRing::load(&mut conn).map_err(|e| e.to_string())?;
+    if let Some(k) = &config.admin_key {
+        if !keys.has_admin() {
+            keys.insert_given(&mut conn, k, Role::Admin, None).map_err(|e| format!("admin key: {e}"))?;
+        }
+    } else if !keys.has_admin() {
+        let (_, key) = keys.create(&mut conn, Role::Admin, None).map_err(|e| e.to_string())?;
+        // Shown once: only its hash is stored.
+        println!("bootstrap admin key (shown once, store it now): {key}");
+    }
+    drop(conn);
     let state = web::Data::new(AppState {
-        plans: Arc::new(plans),
+        plans: service.plans.clone(),
+        service,
+        keys,
     });
     let server = HttpServer::new(move || {
         App::new()
             .app_data(state.clone())
-            .app_data(
-                web::JsonConfig::default()
-                    .limit(MAX_BODY_BYTES)
-                    .error_handler(|err, _| {
-                        Problem::bad_request("malformed_json", err.to_string()).into()
-                    }),
-            )
+            .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
+            .app_data(web::JsonConfig::default().limit(MAX_BODY_BYTES).error_handler(|err, _| {
+                Problem::bad_request("malformed_json", err.to_string()).into()
+            }))
             .app_data(web::QueryConfig::default().error_handler(|err, _| {
                 Problem::bad_request("malformed_query", err.to_string()).into()
             }))
@@ -62,14 +117,13 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> std::io::Result<()> {
                 Problem::bad_request("malformed_path", err.to_string()).into()
             }))
             .configure(configure)
-            .default_service(web::to(|| async {
-                Err::<HttpResponse, Problem>(not_found_route())
-            }))
+            .default_service(web::to(|| async { Err::<HttpResponse, Problem>(not_found_route()) }))
     })
-    .bind(&config.bind)?;
+    .bind(&config.bind)
+    .map_err(|e| format!("bind {}: {e}", config.bind))?;
     let addrs: Vec<SocketAddr> = server.addrs();
     for a in &addrs {
         println!("listening on http://{a}");
     }
-    server.run().await
+    server.run().await.map_err(|e| e.to_string())
 }

@@ -12,6 +12,9 @@ pub mod roulette;
 pub struct Refusal {
     pub code: String,
     pub message: String,
+    /// The plan (`id@version`) whose rule refused, where a plan's rule did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clause: Option<String>,
 }
@@ -21,8 +24,15 @@ impl Refusal {
         Refusal {
             code: code.to_string(),
             message: message.into(),
+            plan: None,
             clause: None,
         }
+    }
+
+    /// Names the plan whose rule refused (kept if already named).
+    pub fn with_plan(mut self, plan: &str) -> Refusal {
+        self.plan.get_or_insert_with(|| plan.to_string());
+        self
     }
 
     pub fn clause(mut self, clause: impl Into<String>) -> Refusal {

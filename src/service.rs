@@ -1,0 +1,941 @@
+//! The service core: one writer thread owns the domain state and the audit log's append side,
+//! and group-commits: it takes every command waiting, decides and applies them, seals all
+//! their log entries as one batch, writes the batch, the log state, idempotency records and
+//! RNG seeds in one database transaction, and only then answers. A bet is acknowledged only
+//! once its log entry is durable; one fsync serves a whole batch.
+//!
+//! Readers (HTTP GETs) read the shared state under a read lock and the stored log through a
+//! pool of read connections.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use diesel::prelude::*;
+use pitboss_audit::entry::{NewEntry, Timestamp};
+use pitboss_audit::hash::Hash;
+use pitboss_audit::log::{Appender, LogState, SealedBatch};
+use pitboss_audit::note::{NoteSigner, SignedCheckpoint};
+use rand::TryRngCore;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::games::Refusal;
+use crate::plan::canonical::hex;
+use crate::plan::model::Mode;
+use crate::plan::PlanSet;
+use crate::round::{draw_pocket, Event, State};
+use crate::store::schema::{audit_entries, checkpoints, idempotency, log_state, rng_seeds};
+use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
+
+/// Most commands folded into one batch (one transaction, one fsync).
+pub const MAX_BATCH_COMMANDS: usize = 1024;
+/// Commands that may wait for the writer before new ones are turned away with 503.
+pub const QUEUE_CAPACITY: usize = 16_384;
+/// Checkpoints are signed at least this often while entries are pending.
+pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// A change an operator asks for.
+#[derive(Debug, Clone)]
+pub enum Command {
+    OpenTable { table: String, plan: String, mode: Mode },
+    CloseTable { table: String, reason: String },
+    OpenRound { table: String },
+    Bets { round: String, bets: Vec<(String, Value)> },
+    CloseBetting { round: String },
+    Spin { round: String, number: u8, ball_against_rotation: bool, ball_revolutions: u8 },
+    Draw { round: String },
+    Void { round: String, reason: String },
+    Connection { table: String, player: String, connected: bool },
+}
+
+/// The answer to a command: an HTTP status and a JSON body, stored verbatim for idempotent
+/// retries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Reply {
+    fn ok(status: u16, body: Value) -> Reply {
+        Reply { status, body }
+    }
+
+    /// A refusal as an RFC 9457 body.
+    pub fn refusal(status: u16, r: &Refusal) -> Reply {
+        let mut body = json!({
+            "type": format!("urn:pitboss:problem:{}", r.code),
+            "title": "Refused",
+            "status": status,
+            "code": r.code,
+            "detail": r.message,
+        });
+        if let Some(p) = &r.plan {
+            body["plan"] = json!(p);
+        }
+        if let Some(c) = &r.clause {
+            body["clause"] = json!(c);
+        }
+        Reply { status, body }
+    }
+
+    pub fn unavailable(detail: &str) -> Reply {
+        Reply::refusal(503, &Refusal::new("unavailable", detail))
+    }
+
+    pub fn is_problem(&self) -> bool {
+        self.status >= 400
+    }
+}
+
+/// An idempotency key and the fingerprint of the request that first used it.
+#[derive(Debug, Clone)]
+pub struct Idempotency {
+    pub key: String,
+    pub request_hash: String,
+}
+
+struct Job {
+    operator: String,
+    idem: Option<Idempotency>,
+    command: Command,
+    reply: tokio::sync::oneshot::Sender<Reply>,
+}
+
+enum Msg {
+    Job(Job),
+    /// Sign a checkpoint now (on demand, before an export).
+    Checkpoint(tokio::sync::oneshot::Sender<Result<u64, String>>),
+}
+
+/// Counters for `/metrics`.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    pub bets_accepted: AtomicU64,
+    pub bets_refused: AtomicU64,
+    pub rounds_settled: AtomicU64,
+    pub rounds_voided: AtomicU64,
+    pub batches: AtomicU64,
+    pub batch_commands: AtomicU64,
+    pub log_entries: AtomicU64,
+    pub checkpoints: AtomicU64,
+    pub storage_failures: AtomicU64,
+}
+
+/// What the HTTP layer holds.
+pub struct Service {
+    tx: SyncSender<Msg>,
+    pub state: Arc<RwLock<State>>,
+    pub leaves: Arc<RwLock<Vec<Hash>>>,
+    pub pool: ReadPool,
+    pub plans: Arc<PlanSet>,
+    pub metrics: Arc<Metrics>,
+    pub origin: String,
+    pub public_key_pem: String,
+    pub key_validity: Arc<RwLock<Vec<pitboss_audit::keys::KeyValidity>>>,
+    pub database: DatabaseUrl,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("signing key {path}: {detail}")]
+    Key { path: PathBuf, detail: String },
+    #[error("replaying the audit log: {0}")]
+    Replay(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Loads the signing key from `path`, or creates one there (PKCS#8 PEM, mode 0600) on first
+/// start.
+pub fn load_or_create_key(path: &Path, origin: &str) -> Result<NoteSigner, StartError> {
+    let err = |detail: String| StartError::Key {
+        path: path.to_path_buf(),
+        detail,
+    };
+    if path.exists() {
+        let pem = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        return NoteSigner::from_pkcs8_pem(origin, &pem).map_err(|e| err(e.to_string()));
+    }
+    let mut seed = [0u8; 32];
+    rand::rngs::OsRng
+        .try_fill_bytes(&mut seed)
+        .map_err(|e| err(e.to_string()))?;
+    let signer = NoteSigner::new(origin, ed25519_dalek::SigningKey::from_bytes(&seed)).map_err(|e| err(e.to_string()))?;
+    let pem = signer.to_pkcs8_pem().map_err(|e| err(e.to_string()))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    write_private(path, pem.as_bytes()).map_err(|e| err(e.to_string()))?;
+    Ok(signer)
+}
+
+#[cfg(unix)]
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+#[cfg(not(unix))]
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::write(path, bytes)
+}
+
+fn now_ts(now: DateTime<Utc>) -> Timestamp {
+    Timestamp::from_datetime(now)
+}
+
+/// The writer's own state: everything it must keep consistent with the database.
+struct Writer {
+    conn: DbConnection,
+    appender: Appender,
+    signer: NoteSigner,
+    state: Arc<RwLock<State>>,
+    leaves: Arc<RwLock<Vec<Hash>>>,
+    key_validity: Arc<RwLock<Vec<pitboss_audit::keys::KeyValidity>>>,
+    plans: Arc<PlanSet>,
+    metrics: Arc<Metrics>,
+    /// (operator, key) → (request fingerprint, reply).
+    idem: HashMap<(String, String), (String, Reply)>,
+    /// Secret RNG seeds of rounds not yet settled.
+    seeds: HashMap<String, [u8; 32]>,
+    last_checkpoint: Instant,
+    url: DatabaseUrl,
+}
+
+impl Service {
+    /// Migrates the database, loads the signing key, replays the log into the domain state and
+    /// starts the writer thread.
+    pub fn start(url: DatabaseUrl, plans: PlanSet, key_path: &Path, origin: &str) -> Result<Service, StartError> {
+        store::migrate(&url)?;
+        let signer = load_or_create_key(key_path, origin)?;
+        let public_key_pem = pitboss_audit::note::public_key_to_pem(signer.verifier().key())
+            .map_err(|e| StartError::Key { path: key_path.to_path_buf(), detail: e.to_string() })?;
+        let plans = Arc::new(plans);
+        let mut conn = store::connect(&url)?;
+        let (appender, state, leaves) = recover(&mut conn, &plans, &signer, origin)?;
+        let idem = load_idempotency(&mut conn)?;
+        let seeds = load_seeds(&mut conn)?;
+        let metrics = Arc::new(Metrics::default());
+        metrics.log_entries.store(appender.size(), Ordering::Relaxed);
+        let state = Arc::new(RwLock::new(state));
+        let leaves = Arc::new(RwLock::new(leaves));
+        let key_validity = Arc::new(RwLock::new(appender.keys().validity()));
+        let pool = store::read_pool(&url, 4)?;
+        let (tx, rx) = mpsc::sync_channel(QUEUE_CAPACITY);
+        let mut writer = Writer {
+            conn,
+            appender,
+            signer,
+            state: state.clone(),
+            leaves: leaves.clone(),
+            key_validity: key_validity.clone(),
+            plans: plans.clone(),
+            metrics: metrics.clone(),
+            idem,
+            seeds,
+            last_checkpoint: Instant::now(),
+            url: url.clone(),
+        };
+        // A checkpoint at start covers whatever the previous run left unsigned.
+        writer.checkpoint_if_pending().map_err(StartError::Replay)?;
+        std::thread::Builder::new()
+            .name("pitboss-writer".into())
+            .spawn(move || writer.run(rx))?;
+        Ok(Service {
+            tx,
+            state,
+            leaves,
+            pool,
+            plans,
+            metrics,
+            origin: origin.to_string(),
+            public_key_pem,
+            key_validity,
+            database: url,
+        })
+    }
+
+    /// Submits a command and waits for its durable answer.
+    pub async fn submit(&self, operator: &str, idem: Option<Idempotency>, command: Command) -> Reply {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        let job = Job {
+            operator: operator.to_string(),
+            idem,
+            command,
+            reply,
+        };
+        match self.tx.try_send(Msg::Job(job)) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => return Reply::unavailable("the service is at capacity; retry with the same Idempotency-Key"),
+            Err(TrySendError::Disconnected(_)) => return Reply::unavailable("the writer has stopped"),
+        }
+        rx.await.unwrap_or_else(|_| Reply::unavailable("the writer has stopped"))
+    }
+
+    /// Signs a checkpoint of the current log now; returns its size.
+    pub async fn checkpoint_now(&self) -> Result<u64, String> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.tx
+            .try_send(Msg::Checkpoint(tx))
+            .map_err(|_| "the writer is busy or stopped".to_string())?;
+        rx.await.map_err(|_| "the writer has stopped".to_string())?
+    }
+}
+
+/// Rebuilds the appender and the domain state from the database: the log is the event source.
+fn recover(
+    conn: &mut DbConnection,
+    plans: &PlanSet,
+    signer: &NoteSigner,
+    origin: &str,
+) -> Result<(Appender, State, Vec<Hash>), StartError> {
+    let stored: Option<String> = log_state::table
+        .filter(log_state::id.eq(1))
+        .select(log_state::state)
+        .first(conn)
+        .optional()
+        .map_err(StoreError::from)?;
+    let appender = match stored {
+        Some(s) => {
+            let st: LogState = serde_json::from_str(&s).map_err(|e| StartError::Replay(format!("log state: {e}")))?;
+            Appender::from_state(st).map_err(|e| StartError::Replay(e.to_string()))?
+        }
+        None => Appender::new(origin, std::slice::from_ref(signer.verifier())).map_err(|e| StartError::Replay(e.to_string()))?,
+    };
+    let mut state = State::default();
+    let mut leaves = Vec::with_capacity(appender.size() as usize);
+    let mut last: i64 = -1;
+    const PAGE: i64 = 10_000;
+    loop {
+        let rows: Vec<(i64, Vec<u8>, Vec<u8>)> = audit_entries::table
+            .filter(audit_entries::seq.gt(last))
+            .order(audit_entries::seq.asc())
+            .select((audit_entries::seq, audit_entries::canonical, audit_entries::leaf_hash))
+            .limit(PAGE)
+            .load(conn)
+            .map_err(StoreError::from)?;
+        if rows.is_empty() {
+            break;
+        }
+        for (seq, canonical, leaf) in rows {
+            if seq != last + 1 {
+                return Err(StartError::Replay(format!("entry {} is missing", last + 1)));
+            }
+            last = seq;
+            let leaf: [u8; 32] = leaf.try_into().map_err(|_| StartError::Replay(format!("entry {seq}: bad leaf hash")))?;
+            leaves.push(Hash(leaf));
+            let v: Value = serde_json::from_slice(&canonical).map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
+            let kind = v["kind"].as_str().unwrap_or_default().to_string();
+            if let Ok(event) = Event::from_entry(&kind, &v["payload"]) {
+                state.apply(plans, &event).map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
+            }
+        }
+    }
+    if leaves.len() as u64 != appender.size() {
+        return Err(StartError::Replay(format!(
+            "the log state counts {} entries but {} are stored",
+            appender.size(),
+            leaves.len()
+        )));
+    }
+    Ok((appender, state, leaves))
+}
+
+fn load_idempotency(conn: &mut DbConnection) -> Result<HashMap<(String, String), (String, Reply)>, StoreError> {
+    let rows: Vec<(String, String, String, i32, String)> = idempotency::table
+        .select((idempotency::operator_id, idempotency::idem_key, idempotency::request_hash, idempotency::status, idempotency::body))
+        .load(conn)?;
+    rows.into_iter()
+        .map(|(op, key, hash, status, body)| {
+            let body: Value = serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(format!("idempotency record: {e}")))?;
+            Ok(((op, key), (hash, Reply { status: status as u16, body })))
+        })
+        .collect()
+}
+
+fn load_seeds(conn: &mut DbConnection) -> Result<HashMap<String, [u8; 32]>, StoreError> {
+    let rows: Vec<(String, Vec<u8>)> = rng_seeds::table.select((rng_seeds::round_id, rng_seeds::seed)).load(conn)?;
+    rows.into_iter()
+        .map(|(r, s)| {
+            let seed: [u8; 32] = s.try_into().map_err(|_| StoreError::Corrupt(format!("seed of {r}")))?;
+            Ok((r, seed))
+        })
+        .collect()
+}
+
+/// What one command produced before the batch is written.
+struct Pending {
+    job: Job,
+    reply: Reply,
+    /// Events of this command, already applied to the state.
+    events: usize,
+}
+
+impl Writer {
+    fn run(&mut self, rx: Receiver<Msg>) {
+        loop {
+            let first = match rx.recv_timeout(CHECKPOINT_INTERVAL) {
+                Ok(m) => m,
+                Err(RecvTimeoutError::Timeout) => {
+                    let _ = self.checkpoint_if_pending();
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            let mut msgs = vec![first];
+            while msgs.len() < MAX_BATCH_COMMANDS {
+                match rx.try_recv() {
+                    Ok(m) => msgs.push(m),
+                    Err(_) => break,
+                }
+            }
+            let mut jobs = Vec::with_capacity(msgs.len());
+            let mut checkpoint_requests = Vec::new();
+            for m in msgs {
+                match m {
+                    Msg::Job(j) => jobs.push(j),
+                    Msg::Checkpoint(tx) => checkpoint_requests.push(tx),
+                }
+            }
+            if !jobs.is_empty() {
+                self.process(jobs);
+            }
+            if !checkpoint_requests.is_empty() || self.last_checkpoint.elapsed() >= CHECKPOINT_INTERVAL {
+                let result = self.checkpoint_if_pending().map(|()| self.appender.size());
+                for tx in checkpoint_requests {
+                    let _ = tx.send(result.clone());
+                }
+            }
+        }
+    }
+
+    fn checkpoint_if_pending(&mut self) -> Result<(), String> {
+        self.last_checkpoint = Instant::now();
+        if !self.appender.needs_checkpoint() {
+            return Ok(());
+        }
+        let mut next = self.appender.clone();
+        let signed = next
+            .checkpoint(std::slice::from_ref(&self.signer))
+            .map_err(|e| e.to_string())?;
+        let state = serde_json::to_string(&next.state()).expect("log state serialises");
+        let text = signed.to_text();
+        let size = signed.checkpoint.size as i64;
+        let created = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
+        let res = self.conn.transaction::<_, diesel::result::Error, _>(|c| {
+            diesel::insert_into(checkpoints::table)
+                .values((checkpoints::tree_size.eq(size), checkpoints::note.eq(&text), checkpoints::created_at.eq(&created)))
+                .execute(c)?;
+            upsert_log_state(c, &state)?;
+            Ok(())
+        });
+        match res {
+            Ok(()) => {
+                self.appender = next;
+                self.metrics.checkpoints.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                self.metrics.storage_failures.fetch_add(1, Ordering::Relaxed);
+                Err(e.to_string())
+            }
+        }
+    }
+
+    fn process(&mut self, jobs: Vec<Job>) {
+        let now = Utc::now();
+        let ts = now_ts(now);
+        let mut pending: Vec<Pending> = Vec::with_capacity(jobs.len());
+        let mut entries: Vec<NewEntry> = Vec::new();
+        let mut new_seeds: Vec<(String, [u8; 32])> = Vec::new();
+        let mut revealed: Vec<String> = Vec::new();
+        // Idempotency keys first used in this batch: a repeat inside the batch gets the answer.
+        let mut batch_keys: HashMap<(String, String), usize> = HashMap::new();
+        let mut state = self.state.write().expect("state lock is never poisoned: the writer does not panic while holding it");
+        for job in jobs {
+            if let Some(idem) = &job.idem {
+                let k = (job.operator.clone(), idem.key.clone());
+                if let Some((hash, reply)) = self.idem.get(&k) {
+                    let r = if hash == &idem.request_hash { reply.clone() } else { reused_key() };
+                    let _ = job.reply.send(r);
+                    continue;
+                }
+                if let Some(&i) = batch_keys.get(&k) {
+                    let first: &Pending = &pending[i];
+                    let same = first.job.idem.as_ref().map(|x| &x.request_hash) == Some(&idem.request_hash);
+                    let _ = job.reply.send(if same { first.reply.clone() } else { reused_key() });
+                    continue;
+                }
+                batch_keys.insert(k, pending.len());
+            }
+            let (events, reply) = self.decide(&state, &job, now, &mut new_seeds, &mut revealed);
+            let mut applied = 0;
+            for ev in &events {
+                if let Err(e) = state.apply(&self.plans, ev) {
+                    // The decision and the fold disagree: a defect, never a rule of the plan.
+                    drop(state);
+                    self.fail_batch(pending, Some(job), &format!("internal invariant: {e}"));
+                    self.reload();
+                    return;
+                }
+                applied += 1;
+                entries.push(entry_of(ev, &job.operator, ts.clone()));
+            }
+            pending.push(Pending { job, reply, events: applied });
+        }
+        drop(state);
+        if entries.is_empty() {
+            // Only refusals that log nothing (unknown round…) and idempotent answers.
+            self.finish(pending);
+            return;
+        }
+        let batch = match self.appender.prepare(entries) {
+            Ok(b) => b,
+            Err(e) => {
+                self.fail_batch(pending, None, &format!("sealing the log batch: {e}"));
+                self.reload();
+                return;
+            }
+        };
+        match self.persist(&batch, &pending, &new_seeds, &revealed, now) {
+            Ok(()) => {
+                self.appender.commit(&batch).expect("a batch prepared on this appender commits");
+                {
+                    let mut leaves = self.leaves.write().expect("leaves lock");
+                    leaves.extend(batch.entries.iter().map(|e| e.leaf_hash));
+                }
+                *self.key_validity.write().expect("keys lock") = self.appender.keys().validity();
+                for (round, seed) in new_seeds {
+                    self.seeds.insert(round, seed);
+                }
+                for round in revealed {
+                    self.seeds.remove(&round);
+                }
+                self.metrics.batches.fetch_add(1, Ordering::Relaxed);
+                self.metrics.batch_commands.fetch_add(pending.len() as u64, Ordering::Relaxed);
+                self.metrics.log_entries.store(self.appender.size(), Ordering::Relaxed);
+                for e in &batch.entries {
+                    let counter = match e.kind.as_str() {
+                        "bet_accepted" => &self.metrics.bets_accepted,
+                        "bet_refused" => &self.metrics.bets_refused,
+                        "round_settled" => &self.metrics.rounds_settled,
+                        "round_voided" => &self.metrics.rounds_voided,
+                        _ => continue,
+                    };
+                    counter.fetch_add(1, Ordering::Relaxed);
+                }
+                self.finish(pending);
+            }
+            Err(e) => {
+                self.metrics.storage_failures.fetch_add(1, Ordering::Relaxed);
+                self.fail_batch(pending, None, &format!("storage: {e}"));
+                self.reload();
+            }
+        }
+    }
+
+    /// Answers every command of a written batch and remembers idempotent answers.
+    fn finish(&mut self, pending: Vec<Pending>) {
+        for p in pending {
+            if let Some(idem) = &p.job.idem {
+                self.idem.insert((p.job.operator.clone(), idem.key.clone()), (idem.request_hash.clone(), p.reply.clone()));
+            }
+            let _ = p.job.reply.send(p.reply);
+        }
+    }
+
+    /// Nothing of the batch was written: every command of it is answered 503 and may be retried.
+    fn fail_batch(&mut self, pending: Vec<Pending>, extra: Option<Job>, detail: &str) {
+        eprintln!("pitboss: batch not written: {detail}");
+        for p in pending {
+            let _ = p.job.reply.send(Reply::unavailable("the log could not be written; nothing of this request was recorded, retry"));
+        }
+        if let Some(j) = extra {
+            let _ = j.reply.send(Reply::unavailable("the log could not be written; nothing of this request was recorded, retry"));
+        }
+    }
+
+    /// After a failed batch the in-memory state may be ahead of the database: rebuild it from
+    /// the log, exactly as at start.
+    fn reload(&mut self) {
+        loop {
+            let attempt = store::connect(&self.url).map_err(StartError::from).and_then(|mut conn| {
+                let (appender, state, leaves) = recover(&mut conn, &self.plans, &self.signer, self.appender.origin())?;
+                let seeds = load_seeds(&mut conn)?;
+                Ok((conn, appender, state, leaves, seeds))
+            });
+            match attempt {
+                Ok((conn, appender, state, leaves, seeds)) => {
+                    self.conn = conn;
+                    self.appender = appender;
+                    *self.state.write().expect("state lock") = state;
+                    *self.leaves.write().expect("leaves lock") = leaves;
+                    self.seeds = seeds;
+                    return;
+                }
+                Err(e) => {
+                    eprintln!("pitboss: cannot reload from the database, retrying: {e}");
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            }
+        }
+    }
+
+    fn persist(
+        &mut self,
+        batch: &SealedBatch,
+        pending: &[Pending],
+        new_seeds: &[(String, [u8; 32])],
+        revealed: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<(), diesel::result::Error> {
+        let state = serde_json::to_string(batch.state_after()).expect("log state serialises");
+        let created = now.to_rfc3339_opts(SecondsFormat::Micros, true);
+        self.conn.transaction(|c| {
+            for chunk in batch.entries.chunks(500) {
+                let rows: Vec<_> = chunk
+                    .iter()
+                    .map(|e| {
+                        (
+                            audit_entries::seq.eq(e.seq as i64),
+                            audit_entries::ts.eq(e.ts.to_string()),
+                            audit_entries::kind.eq(e.kind.as_str().to_string()),
+                            audit_entries::operator_id.eq(e.ids.operator.clone()),
+                            audit_entries::table_id.eq(e.ids.table.clone()),
+                            audit_entries::round_id.eq(e.ids.round.clone()),
+                            audit_entries::bet_id.eq(e.ids.bet.clone()),
+                            audit_entries::canonical.eq(e.canonical.clone()),
+                            audit_entries::leaf_hash.eq(e.leaf_hash.0.to_vec()),
+                        )
+                    })
+                    .collect();
+                diesel::insert_into(audit_entries::table).values(&rows).execute(c)?;
+            }
+            upsert_log_state(c, &state)?;
+            for p in pending {
+                if let Some(idem) = &p.job.idem {
+                    diesel::insert_into(idempotency::table)
+                        .values((
+                            idempotency::operator_id.eq(&p.job.operator),
+                            idempotency::idem_key.eq(&idem.key),
+                            idempotency::request_hash.eq(&idem.request_hash),
+                            idempotency::status.eq(i32::from(p.reply.status)),
+                            idempotency::body.eq(p.reply.body.to_string()),
+                            idempotency::created_at.eq(&created),
+                        ))
+                        .execute(c)?;
+                }
+            }
+            for (round, seed) in new_seeds {
+                diesel::insert_into(rng_seeds::table)
+                    .values((rng_seeds::round_id.eq(round), rng_seeds::seed.eq(seed.to_vec())))
+                    .execute(c)?;
+            }
+            for round in revealed {
+                diesel::delete(rng_seeds::table.filter(rng_seeds::round_id.eq(round))).execute(c)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Decides one command against the state; returns its events and its answer.
+    fn decide(
+        &self,
+        state: &State,
+        job: &Job,
+        now: DateTime<Utc>,
+        new_seeds: &mut Vec<(String, [u8; 32])>,
+        revealed: &mut Vec<String>,
+    ) -> (Vec<Event>, Reply) {
+        let op = job.operator.as_str();
+        let refused = |r: Refusal| (Vec::new(), Reply::refusal(refusal_status(&r), &r));
+        match &job.command {
+            Command::OpenTable { table, plan, mode } => match state.decide_open_table(&self.plans, op, table, plan, *mode) {
+                Ok(events) => {
+                    let body = json!({"table": table, "plan": events.iter().find_map(|e| match e { Event::TableOpened { plan, .. } => Some(plan.clone()), _ => None }), "mode": mode, "open": true});
+                    (events, Reply::ok(201, body))
+                }
+                Err(r) => refused(r),
+            },
+            Command::CloseTable { table, reason } => match state.decide_close_table(op, table, reason) {
+                Ok(events) => (events, Reply::ok(200, json!({"table": table, "open": false}))),
+                Err(r) => refused(r),
+            },
+            Command::OpenRound { table } => {
+                let rng = state.tables.get(table).is_some_and(|t| t.mode == Mode::Rng);
+                let seed = if rng {
+                    let mut seed = [0u8; 32];
+                    if rand::rngs::OsRng.try_fill_bytes(&mut seed).is_err() {
+                        return refused(Refusal::new("rng_unavailable", "the operating system's random source failed"));
+                    }
+                    Some(seed)
+                } else {
+                    None
+                };
+                let commitment = seed.map(|s| hex(&Sha256::digest(s)));
+                match state.decide_open_round(op, table, now, commitment) {
+                    Ok(events) => {
+                        let body = match &events[0] {
+                            Event::RoundOpened { round, betting_deadline, rng_commitment, number, .. } => {
+                                if let Some(s) = seed {
+                                    new_seeds.push((round.clone(), s));
+                                }
+                                json!({"round": round, "table": table, "number": number, "betting_deadline": betting_deadline, "rng_commitment": rng_commitment})
+                            }
+                            _ => unreachable!("decide_open_round returns RoundOpened"),
+                        };
+                        (events, Reply::ok(201, body))
+                    }
+                    Err(r) => refused(r),
+                }
+            }
+            Command::Bets { round, bets } => match state.decide_bets(op, round, now, bets) {
+                Ok(events) => {
+                    let results: Vec<Value> = events
+                        .iter()
+                        .filter_map(|e| match e {
+                            Event::BetAccepted { bet, player, placements, stake_minor, .. } => Some(json!({
+                                "status": "accepted", "bet": bet, "player": player, "stake_minor": stake_minor, "placements": placements,
+                            })),
+                            Event::BetRefused { player, refusal, .. } => Some(json!({
+                                "status": "refused", "player": player, "code": refusal.code, "detail": refusal.message,
+                                "plan": refusal.plan, "clause": refusal.clause,
+                            })),
+                            _ => None,
+                        })
+                        .collect();
+                    let accepted = results.iter().filter(|r| r["status"] == "accepted").count();
+                    (events, Reply::ok(200, json!({"round": round, "accepted": accepted, "refused": results.len() - accepted, "results": results})))
+                }
+                Err(r) => refused(r),
+            },
+            Command::CloseBetting { round } => match state.decide_close_betting(op, round, now) {
+                Ok(events) => (events, Reply::ok(200, json!({"round": round, "phase": "betting_closed"}))),
+                Err(r) => self.logged_refusal(state, op, round, json!({"type": "close_betting"}), r),
+            },
+            Command::Spin { round, number, ball_against_rotation, ball_revolutions } => {
+                let report = crate::round::SpinReport {
+                    number: *number,
+                    ball_against_rotation: *ball_against_rotation,
+                    ball_revolutions: *ball_revolutions,
+                    source: Mode::Live,
+                    rng_seed: None,
+                };
+                match state.decide_spin(op, round, &report) {
+                    Ok(events) => {
+                        let body = outcome_body(round, &events);
+                        (events, Reply::ok(200, body))
+                    }
+                    Err(r) => self.logged_refusal(
+                        state,
+                        op,
+                        round,
+                        json!({"type": "spin", "number": number, "ball_against_rotation": ball_against_rotation, "ball_revolutions": ball_revolutions}),
+                        r,
+                    ),
+                }
+            }
+            Command::Draw { round } => {
+                let Some(seed) = self.seeds.get(round).copied() else {
+                    return self.logged_refusal(state, op, round, json!({"type": "draw"}), Refusal::new("not_rng", format!("round {round} has no committed seed: it is not an RNG round, or it is finished")));
+                };
+                // An RNG spin is always valid: there is no ball to throw against the rotation.
+                let report = crate::round::SpinReport {
+                    number: draw_pocket(seed, 37) as u8,
+                    ball_against_rotation: true,
+                    ball_revolutions: u8::MAX,
+                    source: Mode::Rng,
+                    rng_seed: Some(hex(&seed)),
+                };
+                match state.decide_spin(op, round, &report) {
+                    Ok(events) => {
+                        revealed.push(round.clone());
+                        let body = outcome_body(round, &events);
+                        (events, Reply::ok(200, body))
+                    }
+                    Err(r) => self.logged_refusal(state, op, round, json!({"type": "draw"}), r),
+                }
+            }
+            Command::Void { round, reason } => match state.decide_void(op, round, reason) {
+                Ok(events) => {
+                    let body = outcome_body(round, &events);
+                    revealed.push(round.clone());
+                    (events, Reply::ok(200, body))
+                }
+                Err(r) => refused(r),
+            },
+            Command::Connection { table, player, connected } => match state.decide_connection(op, table, player, *connected) {
+                Ok(events) => (events, Reply::ok(200, json!({"table": table, "player": player, "connected": connected}))),
+                Err(r) => refused(r),
+            },
+        }
+    }
+
+    /// A dealer event refused on a round the operator owns is itself logged.
+    fn logged_refusal(&self, state: &State, op: &str, round: &str, event: Value, r: Refusal) -> (Vec<Event>, Reply) {
+        let reply = Reply::refusal(refusal_status(&r), &r);
+        if state.round_of_operator(op, round).is_ok() {
+            (vec![Event::EventRefused { round: round.to_string(), event, refusal: r }], reply)
+        } else {
+            (Vec::new(), reply)
+        }
+    }
+}
+
+fn reused_key() -> Reply {
+    Reply::refusal(
+        422,
+        &Refusal::new("idempotency_key_reused", "this Idempotency-Key was used for a different request"),
+    )
+}
+
+/// The HTTP status of a refusal.
+pub fn refusal_status(r: &Refusal) -> u16 {
+    match r.code.as_str() {
+        "table_not_found" | "round_not_found" | "plan_not_found" => 404,
+        "table_exists" => 409,
+        "out_of_order" | "betting_open" | "betting_closed" | "round_in_progress" | "table_closed" | "not_rng" | "wrong_mode" => 409,
+        "unavailable" | "rng_unavailable" => 503,
+        _ => 422,
+    }
+}
+
+fn outcome_body(round: &str, events: &[Event]) -> Value {
+    let mut body = json!({"round": round});
+    for e in events {
+        match e {
+            Event::SpinInvalid { reason, .. } => {
+                body["phase"] = json!("betting_closed");
+                body["spin"] = json!({"valid": false, "reason": reason});
+            }
+            Event::ResultRecorded { number, source, .. } => {
+                body["result"] = json!({"number": number, "source": source});
+            }
+            Event::RoundSettled { settlements, stake_minor, paid_minor, rng_seed, .. } => {
+                body["phase"] = json!("settled");
+                body["settlements"] = json!(settlements);
+                body["stake_minor"] = json!(stake_minor);
+                body["paid_minor"] = json!(paid_minor);
+                if let Some(s) = rng_seed {
+                    body["rng_seed"] = json!(s);
+                }
+            }
+            Event::RoundVoided { reason, refunds, refund_minor, .. } => {
+                body["phase"] = json!("voided");
+                body["reason"] = json!(reason);
+                body["refunds"] = json!(refunds);
+                body["refund_minor"] = json!(refund_minor);
+            }
+            _ => {}
+        }
+    }
+    body
+}
+
+/// One event as an audit entry, with the ids it concerns.
+fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
+    let mut e = NewEntry::new(ts, ev.kind(), ev.payload()).operator(operator);
+    let (table, round, bet): (Option<&str>, Option<&str>, Option<&str>) = match ev {
+        Event::PlanLoaded { .. } => (None, None, None),
+        Event::TableOpened { table, .. } | Event::TableClosed { table, .. } => (Some(table), None, None),
+        Event::PlayerDisconnected { table, .. } | Event::PlayerReconnected { table, .. } => (Some(table), None, None),
+        Event::RoundOpened { round, table, .. } => (Some(table), Some(round), None),
+        Event::BetAccepted { bet, round, .. } => (round.split('.').next(), Some(round), Some(bet)),
+        Event::BetRefused { round, .. }
+        | Event::BettingClosed { round, .. }
+        | Event::SpinInvalid { round, .. }
+        | Event::EventRefused { round, .. }
+        | Event::ResultRecorded { round, .. }
+        | Event::RoundSettled { round, .. }
+        | Event::RoundVoided { round, .. } => (round.split('.').next(), Some(round), None),
+    };
+    if let Some(t) = table {
+        e = e.table(t);
+    }
+    if let Some(r) = round {
+        e = e.round(r);
+    }
+    if let Some(b) = bet {
+        e = e.bet(b);
+    }
+    e
+}
+
+fn upsert_log_state(c: &mut DbConnection, state: &str) -> Result<(), diesel::result::Error> {
+    let updated = diesel::update(log_state::table.filter(log_state::id.eq(1)))
+        .set(log_state::state.eq(state))
+        .execute(c)?;
+    if updated == 0 {
+        diesel::insert_into(log_state::table)
+            .values((log_state::id.eq(1), log_state::state.eq(state)))
+            .execute(c)?;
+    }
+    Ok(())
+}
+
+/// Reads for the HTTP layer.
+pub mod read {
+    use super::*;
+
+    /// Canonical entries (as JSON values) with `seq` in `[from, from + limit)`.
+    pub fn entries_since(pool: &ReadPool, from: u64, limit: i64) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+        let rows: Vec<(i64, Vec<u8>)> = audit_entries::table
+            .filter(audit_entries::seq.ge(from as i64))
+            .order(audit_entries::seq.asc())
+            .limit(limit)
+            .select((audit_entries::seq, audit_entries::canonical))
+            .load(&mut conn)?;
+        Ok(rows.into_iter().map(|(s, c)| (s as u64, c)).collect())
+    }
+
+    pub fn entries_of_round(pool: &ReadPool, round: &str) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+        let rows: Vec<(i64, Vec<u8>)> = audit_entries::table
+            .filter(audit_entries::round_id.eq(round))
+            .order(audit_entries::seq.asc())
+            .select((audit_entries::seq, audit_entries::canonical))
+            .load(&mut conn)?;
+        Ok(rows.into_iter().map(|(s, c)| (s as u64, c)).collect())
+    }
+
+    pub fn entry(pool: &ReadPool, seq: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+        Ok(audit_entries::table
+            .filter(audit_entries::seq.eq(seq as i64))
+            .select(audit_entries::canonical)
+            .first(&mut conn)
+            .optional()?)
+    }
+
+    /// Every signed checkpoint, smallest first.
+    pub fn checkpoints(pool: &ReadPool) -> Result<Vec<SignedCheckpoint>, StoreError> {
+        let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+        let rows: Vec<String> = checkpoints::table.order(checkpoints::tree_size.asc()).select(checkpoints::note).load(&mut conn)?;
+        rows.iter()
+            .map(|t| SignedCheckpoint::parse(t).map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}"))))
+            .collect()
+    }
+
+    pub fn latest_checkpoint(pool: &ReadPool) -> Result<Option<SignedCheckpoint>, StoreError> {
+        let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+        let row: Option<String> = checkpoints::table
+            .order(checkpoints::tree_size.desc())
+            .select(checkpoints::note)
+            .first(&mut conn)
+            .optional()?;
+        row.map(|t| SignedCheckpoint::parse(&t).map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}"))))
+            .transpose()
+    }
+}

@@ -1,0 +1,141 @@
+//! Storage through diesel: SQLite (bundled, the embedded default) and PostgreSQL behind one
+//! connection type, so every query is written once.
+//!
+//! Only this module talks to the database. The audit log is append-only here: there is no
+//! function that updates or deletes an entry.
+
+use std::path::Path;
+use std::time::Duration;
+
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use diesel::r2d2::Pool;
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+pub mod schema;
+
+const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
+const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
+
+/// One connection to either backend.
+#[derive(diesel::MultiConnection)]
+pub enum DbConnection {
+    Sqlite(diesel::SqliteConnection),
+    Pg(diesel::PgConnection),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot connect to {url}: {source}")]
+    Connect {
+        url: String,
+        #[source]
+        source: diesel::ConnectionError,
+    },
+    #[error("migrating the database: {0}")]
+    Migrate(String),
+    #[error("database: {0}")]
+    Query(#[from] diesel::result::Error),
+    #[error("connection pool: {0}")]
+    Pool(String),
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+}
+
+/// Where the data lives: a PostgreSQL URL, or a SQLite file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    Postgres(String),
+    Sqlite(String),
+}
+
+impl DatabaseUrl {
+    pub fn parse(url: &str) -> DatabaseUrl {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            DatabaseUrl::Postgres(url.to_string())
+        } else {
+            DatabaseUrl::Sqlite(url.strip_prefix("sqlite://").unwrap_or(url).to_string())
+        }
+    }
+
+    /// The embedded default: `<data_dir>/pitboss.sqlite`.
+    pub fn default_in(data_dir: &Path) -> DatabaseUrl {
+        DatabaseUrl::Sqlite(data_dir.join("pitboss.sqlite").to_string_lossy().into_owned())
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            DatabaseUrl::Postgres(u) | DatabaseUrl::Sqlite(u) => u,
+        }
+    }
+
+    pub fn is_sqlite(&self) -> bool {
+        matches!(self, DatabaseUrl::Sqlite(_))
+    }
+}
+
+/// SQLite settings every connection gets. WAL lets readers run beside the one writer;
+/// `synchronous=FULL` makes a commit durable before it returns: a bet is acknowledged only
+/// after its log entry is on disk.
+const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+     PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;";
+
+/// Opens one connection (applying the SQLite pragmas) without migrating.
+pub fn connect(url: &DatabaseUrl) -> Result<DbConnection, StoreError> {
+    let err = |source| StoreError::Connect {
+        url: url.as_str().to_string(),
+        source,
+    };
+    match url {
+        DatabaseUrl::Postgres(u) => Ok(DbConnection::Pg(diesel::PgConnection::establish(u).map_err(err)?)),
+        DatabaseUrl::Sqlite(path) => {
+            let mut c = diesel::SqliteConnection::establish(path).map_err(err)?;
+            c.batch_execute(SQLITE_PRAGMAS)?;
+            Ok(DbConnection::Sqlite(c))
+        }
+    }
+}
+
+/// Applies every pending migration; returns how many ran.
+pub fn migrate(url: &DatabaseUrl) -> Result<usize, StoreError> {
+    let mut conn = connect(url)?;
+    let ran = match &mut conn {
+        DbConnection::Sqlite(c) => c.run_pending_migrations(SQLITE_MIGRATIONS).map(|v| v.len()),
+        DbConnection::Pg(c) => c.run_pending_migrations(POSTGRES_MIGRATIONS).map(|v| v.len()),
+    }
+    .map_err(|e| StoreError::Migrate(e.to_string()))?;
+    Ok(ran)
+}
+
+/// Opens pool connections through [`connect`], so the backend is chosen by the URL's form and
+/// never guessed.
+#[derive(Debug, Clone)]
+pub struct Manager(DatabaseUrl);
+
+impl diesel::r2d2::ManageConnection for Manager {
+    type Connection = DbConnection;
+    type Error = StoreError;
+
+    fn connect(&self) -> Result<DbConnection, StoreError> {
+        connect(&self.0)
+    }
+
+    fn is_valid(&self, conn: &mut DbConnection) -> Result<(), StoreError> {
+        conn.batch_execute("SELECT 1").map_err(StoreError::Query)
+    }
+
+    fn has_broken(&self, _conn: &mut DbConnection) -> bool {
+        false
+    }
+}
+
+pub type ReadPool = Pool<Manager>;
+
+/// A small pool of connections for readers (the single writer has its own connection).
+pub fn read_pool(url: &DatabaseUrl, size: u32) -> Result<ReadPool, StoreError> {
+    Pool::builder()
+        .max_size(size)
+        .connection_timeout(Duration::from_secs(10))
+        .build(Manager(url.clone()))
+        .map_err(|e| StoreError::Pool(e.to_string()))
+}

@@ -1,0 +1,58 @@
+//! Diesel table definitions; the SQL lives in `migrations/sqlite` and `migrations/postgres`.
+
+diesel::table! {
+    audit_entries (seq) {
+        seq -> BigInt,
+        ts -> Text,
+        kind -> Text,
+        operator_id -> Nullable<Text>,
+        table_id -> Nullable<Text>,
+        round_id -> Nullable<Text>,
+        bet_id -> Nullable<Text>,
+        canonical -> Binary,
+        leaf_hash -> Binary,
+    }
+}
+
+diesel::table! {
+    log_state (id) {
+        id -> Integer,
+        state -> Text,
+    }
+}
+
+diesel::table! {
+    checkpoints (tree_size) {
+        tree_size -> BigInt,
+        note -> Text,
+        created_at -> Text,
+    }
+}
+
+diesel::table! {
+    idempotency (operator_id, idem_key) {
+        operator_id -> Text,
+        idem_key -> Text,
+        request_hash -> Text,
+        status -> Integer,
+        body -> Text,
+        created_at -> Text,
+    }
+}
+
+diesel::table! {
+    api_keys (key_id) {
+        key_id -> Text,
+        secret_hash -> Text,
+        role -> Text,
+        operator_id -> Nullable<Text>,
+        created_at -> Text,
+    }
+}
+
+diesel::table! {
+    rng_seeds (round_id) {
+        round_id -> Text,
+        seed -> Binary,
+    }
+}
