@@ -604,3 +604,185 @@ pub fn check_canonical(line: &[u8]) -> Result<(), WireError> {
         Err(WireError::NotCanonical)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ts() -> Timestamp {
+        Timestamp::parse("2025-03-01T18:30:00.123456Z").expect("valid")
+    }
+
+    /// The canonical bytes as the RFC 8785 crate writes the whole entry object.
+    fn reference(seq: u64, prev: &Hash, e: &NewEntry) -> Vec<u8> {
+        let v = json!({
+            "v": 1, "seq": seq, "ts": e.ts.to_string(), "kind": e.kind.as_str(),
+            "ids": serde_json::to_value(&e.ids).expect("ids serialise"),
+            "payload": e.payload, "prev": prev.to_hex(),
+        });
+        serde_json_canonicalizer::to_vec(&v).expect("canonicalises")
+    }
+
+    #[test]
+    fn hand_written_envelope_equals_rfc8785_canonicalisation_of_the_whole_entry() {
+        let nasty =
+            "quote\" backslash\\ nl\n tab\t nul\u{0} del\u{7f} e\u{301} \u{1F600} \u{2028} /";
+        let entries = vec![
+            NewEntry::new(
+                ts(),
+                EntryKind::BetAccepted,
+                json!({"stake_minor": 5000, "z": [1, -2, {"b": true, "a": null}]}),
+            )
+            .operator("op-1")
+            .table("t-9")
+            .round("r-77")
+            .bet("b-1"),
+            NewEntry::new(ts(), EntryKind::PlanLoaded, json!({})),
+            NewEntry::new(
+                ts(),
+                Kind::parse("future_kind_2").expect("ok"),
+                json!(nasty),
+            )
+            .bet(nasty)
+            .table("\u{1F600}"),
+            NewEntry::new(
+                ts(),
+                EntryKind::Refund,
+                json!({"\u{e9}": 1, "z": 2, "\u{1F600}": 3, "\u{ff61}": 4, "max": 9007199254740991i64, "min": -9007199254740991i64}),
+            ),
+        ];
+        let prev = crate::hash::sha256(b"prev");
+        let mut buf = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            encode_canonical(&mut buf, 1000 + i as u64, &prev, e).expect("seals");
+            assert_eq!(
+                String::from_utf8_lossy(&buf),
+                String::from_utf8_lossy(&reference(1000 + i as u64, &prev, e))
+            );
+            WireEntry::parse(&buf).expect("own bytes parse");
+            check_canonical(&buf).expect("own bytes are canonical");
+        }
+    }
+
+    #[test]
+    fn string_escaping_matches_rfc8785_for_every_ascii_and_sampled_unicode_char() {
+        let mut chars: Vec<char> = (0u32..0x3000).filter_map(char::from_u32).collect();
+        chars.extend(['\u{fffd}', '\u{10000}', '\u{10ffff}', '\u{1F600}']);
+        for c in chars {
+            let s = format!("a{c}b");
+            let mut mine = Vec::new();
+            write_jcs_string(&mut mine, &s);
+            let theirs = serde_json_canonicalizer::to_vec(&s).expect("string");
+            assert_eq!(mine, theirs, "char U+{:04X}", c as u32);
+        }
+    }
+
+    #[test]
+    fn integers_beyond_2_pow_53_minus_1_are_refused_at_sealing() {
+        for bad in [
+            json!({"a": 9007199254740992u64}),
+            json!([-9007199254740992i64]),
+            json!({"x": {"y": u64::MAX}}),
+        ] {
+            let e = NewEntry::new(ts(), EntryKind::BetAccepted, bad);
+            assert!(matches!(
+                seal_one(0, Hash::ZERO, e),
+                Err(EntryError::UnsafeInteger { .. })
+            ));
+        }
+        let e = NewEntry::new(
+            ts(),
+            EntryKind::BetAccepted,
+            json!({"a": [0, {"b/c": 9007199254740992u64}]}),
+        );
+        match seal_one(0, Hash::ZERO, e) {
+            Err(EntryError::UnsafeInteger { path }) => assert_eq!(path, "/payload/a/1/b~1c"),
+            other => panic!("expected refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn fractional_numbers_are_refused_at_sealing() {
+        let e = NewEntry::new(ts(), EntryKind::RoundSettled, json!({"rtp": 0.973}));
+        assert!(matches!(
+            seal_one(0, Hash::ZERO, e),
+            Err(EntryError::NonInteger { .. })
+        ));
+    }
+
+    #[test]
+    fn timestamps_are_utc_with_six_fraction_digits_and_truncate_nanoseconds() {
+        let dt = DateTime::parse_from_rfc3339("2025-01-02T03:04:05.123456789+01:00")
+            .expect("valid")
+            .with_timezone(&Utc);
+        assert_eq!(
+            Timestamp::from_datetime(dt).to_string(),
+            "2025-01-02T02:04:05.123456Z"
+        );
+        assert_eq!(
+            Timestamp::from_unix_micros(0)
+                .map(|t| t.to_string())
+                .as_deref(),
+            Some("1970-01-01T00:00:00.000000Z")
+        );
+        for bad in [
+            "2025-01-02T03:04:05Z",
+            "2025-01-02T03:04:05.123456+00:00",
+            "2025-01-02 03:04:05.123456Z",
+            "2025-13-02T03:04:05.123456Z",
+        ] {
+            assert!(Timestamp::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn kinds_serialise_as_snake_case_and_unknown_kinds_still_parse_on_the_wire() {
+        for k in EntryKind::ALL {
+            let s = serde_json::to_value(k).expect("serialises");
+            assert_eq!(s, json!(k.as_str()));
+            assert_eq!(EntryKind::from_wire(k.as_str()), Some(k));
+        }
+        assert!(Kind::parse("Bet-Accepted").is_err());
+        assert!(Kind::parse("").is_err());
+        let e = seal_one(
+            0,
+            Hash::ZERO,
+            NewEntry::new(
+                ts(),
+                Kind::parse("dealer_shuffled").expect("ok"),
+                json!(null),
+            ),
+        )
+        .expect("seals");
+        assert_eq!(
+            WireEntry::parse(&e.canonical).expect("parses").kind,
+            "dealer_shuffled"
+        );
+    }
+
+    #[test]
+    fn wire_parse_refuses_unknown_members_duplicates_and_bad_fields() {
+        let e = seal_one(
+            3,
+            Hash::ZERO,
+            NewEntry::new(ts(), EntryKind::Refund, json!({"a": 1})),
+        )
+        .expect("seals");
+        let good = String::from_utf8(e.canonical).expect("utf8");
+        let cases = [
+            good.replace("\"v\":1", "\"v\":2"),
+            good.replace("\"v\":1}", "\"v\":1,\"x\":0}"),
+            good.replace("\"seq\":3", "\"seq\":3,\"seq\":4"),
+            good.replace("\"prev\":\"0", "\"prev\":\"A"),
+            good.replace(".123456Z", "Z"),
+            good.replace("\"refund\"", "\"Refund\""),
+            good.replace("\"ids\":{}", "\"ids\":{\"player\":\"p\"}"),
+        ];
+        for bad in cases {
+            assert_ne!(bad, good);
+            assert!(WireEntry::parse(bad.as_bytes()).is_err(), "{bad}");
+        }
+        assert!(check_canonical(good.replace("{\"a\":1}", "{ \"a\":1}").as_bytes()).is_err());
+    }
+}

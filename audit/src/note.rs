@@ -230,6 +230,53 @@ impl NoteSignature {
     }
 }
 
+/// Splits a C2SP signed note into its text (what signatures cover, ending in a newline) and its
+/// signature lines. At least one signature line is required.
+pub fn parse_note(note: &str) -> Result<(&str, Vec<NoteSignature>), NoteError> {
+    if note.len() > MAX_NOTE_BYTES {
+        return Err(NoteError::Malformed("note too large"));
+    }
+    if note.chars().any(|c| c.is_control() && c != '\n') {
+        return Err(NoteError::Malformed("control character in note"));
+    }
+    let split = note
+        .rfind("\n\n")
+        .ok_or(NoteError::Malformed("no blank line before signatures"))?;
+    let text = &note[..split + 1];
+    let sigs = note[split + 2..]
+        .strip_suffix('\n')
+        .ok_or(NoteError::Malformed(
+            "signature block must end with a newline",
+        ))?;
+    let mut signatures = Vec::new();
+    for line in sigs.split('\n') {
+        let rest = line.strip_prefix(SIG_PREFIX).ok_or(NoteError::Malformed(
+            "signature line must start with an em dash and a space",
+        ))?;
+        let (name, b64) = rest.split_once(' ').ok_or(NoteError::Malformed(
+            "signature line needs a name and a signature",
+        ))?;
+        if !name_ok(name) {
+            return Err(NoteError::Malformed("bad key name in signature line"));
+        }
+        let data = B64
+            .decode(b64)
+            .map_err(|_| NoteError::Malformed("signature is not base64"))?;
+        if data.len() < 5 {
+            return Err(NoteError::Malformed("signature too short"));
+        }
+        signatures.push(NoteSignature {
+            name: name.to_owned(),
+            key_id: data[..4].try_into().expect("length checked above"),
+            signature: data[4..].to_vec(),
+        });
+        if signatures.len() > MAX_SIGNATURES {
+            return Err(NoteError::Malformed("too many signatures"));
+        }
+    }
+    Ok((text, signatures))
+}
+
 /// The body of a checkpoint (what is signed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Checkpoint {
@@ -348,49 +395,9 @@ impl SignedCheckpoint {
 
     /// Parses a signed note whose text is a checkpoint.
     pub fn parse(note: &str) -> Result<SignedCheckpoint, NoteError> {
-        if note.len() > MAX_NOTE_BYTES {
-            return Err(NoteError::Malformed("note too large"));
-        }
-        if note.chars().any(|c| c.is_control() && c != '\n') {
-            return Err(NoteError::Malformed("control character in note"));
-        }
-        let split = note
-            .rfind("\n\n")
-            .ok_or(NoteError::Malformed("no blank line before signatures"))?;
-        let text = &note[..split + 1];
-        let sigs = &note[split + 2..];
-        let checkpoint = Checkpoint::parse_text(text)?;
-        let sigs = sigs.strip_suffix('\n').ok_or(NoteError::Malformed(
-            "signature block must end with a newline",
-        ))?;
-        let mut signatures = Vec::new();
-        for line in sigs.split('\n') {
-            let rest = line.strip_prefix(SIG_PREFIX).ok_or(NoteError::Malformed(
-                "signature line must start with an em dash and a space",
-            ))?;
-            let (name, b64) = rest.split_once(' ').ok_or(NoteError::Malformed(
-                "signature line needs a name and a signature",
-            ))?;
-            if !name_ok(name) {
-                return Err(NoteError::Malformed("bad key name in signature line"));
-            }
-            let data = B64
-                .decode(b64)
-                .map_err(|_| NoteError::Malformed("signature is not base64"))?;
-            if data.len() < 5 {
-                return Err(NoteError::Malformed("signature too short"));
-            }
-            signatures.push(NoteSignature {
-                name: name.to_owned(),
-                key_id: data[..4].try_into().expect("length checked above"),
-                signature: data[4..].to_vec(),
-            });
-            if signatures.len() > MAX_SIGNATURES {
-                return Err(NoteError::Malformed("too many signatures"));
-            }
-        }
+        let (text, signatures) = parse_note(note)?;
         Ok(SignedCheckpoint {
-            checkpoint,
+            checkpoint: Checkpoint::parse_text(text)?,
             signatures,
         })
     }
@@ -401,5 +408,73 @@ impl SignedCheckpoint {
         self.signatures
             .iter()
             .any(|s| s.verify(text.as_bytes(), key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The example of the Go `golang.org/x/mod/sumdb/note` documentation: an independent
+    /// implementation's key id, verifier key string and signature.
+    const GO_VKEY: &str = "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW";
+    const GO_NOTE: &str = "If you think cryptography is the answer to your problem,\n\
+        then you don't know what your problem is.\n\
+        \n\
+        \u{2014} PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n";
+
+    #[test]
+    fn key_id_and_signature_match_the_go_note_package_example() {
+        let v = NoteVerifier::from_vkey(GO_VKEY).expect("published vkey parses, id matches");
+        assert_eq!(v.to_vkey(), GO_VKEY);
+        let (text, sigs) = parse_note(GO_NOTE).expect("published note parses");
+        assert_eq!(sigs.len(), 1);
+        assert_eq!(sigs[0].key_id, v.id());
+        assert!(sigs[0].verify(text.as_bytes(), v.key()));
+        let altered = text.replace("answer", "Answer");
+        assert!(!sigs[0].verify(altered.as_bytes(), v.key()));
+    }
+
+    fn signer(seed: u8, name: &str) -> NoteSigner {
+        NoteSigner::new(name, SigningKey::from_bytes(&[seed; 32])).expect("valid name")
+    }
+
+    #[test]
+    fn checkpoint_text_round_trips_and_signature_verifies() {
+        let s = signer(7, "example.com/log");
+        let cp = Checkpoint::new("example.com/log", 42, crate::hash::sha256(b"x"));
+        let signed = SignedCheckpoint::sign(cp.clone(), std::slice::from_ref(&s));
+        let text = signed.to_text();
+        assert!(text.starts_with("example.com/log\n42\n"));
+        assert!(text.contains("\n\n\u{2014} example.com/log "));
+        let back = SignedCheckpoint::parse(&text).expect("own checkpoint parses");
+        assert_eq!(back, signed);
+        assert!(back.signed_by(s.verifier().key()));
+        assert!(!back.signed_by(signer(8, "example.com/log").verifier().key()));
+    }
+
+    #[test]
+    fn checkpoint_parse_refuses_leading_zero_sizes_and_bad_roots() {
+        let root = B64.encode([0u8; 32]);
+        for body in [
+            format!("o\n042\n{root}\n"),
+            format!("o\n\n{root}\n"),
+            "o\n1\nAAAA\n".to_owned(),
+            format!("\n1\n{root}\n"),
+            format!("o\n1\n{root}"),
+        ] {
+            assert!(Checkpoint::parse_text(&body).is_err(), "{body:?}");
+        }
+        assert!(Checkpoint::parse_text(&format!("o\n0\n{root}\next\n")).is_ok());
+    }
+
+    #[test]
+    fn note_without_signature_or_with_plain_hyphen_is_refused() {
+        let root = B64.encode([0u8; 32]);
+        assert!(SignedCheckpoint::parse(&format!("o\n1\n{root}\n\n")).is_err());
+        let s = signer(1, "o");
+        let signed = SignedCheckpoint::sign(Checkpoint::new("o", 1, Hash([0; 32])), &[s]);
+        let hyphen = signed.to_text().replace('\u{2014}', "-");
+        assert!(SignedCheckpoint::parse(&hyphen).is_err());
     }
 }
