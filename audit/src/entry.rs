@@ -628,7 +628,7 @@ mod tests {
     fn hand_written_envelope_equals_rfc8785_canonicalisation_of_the_whole_entry() {
         let nasty =
             "quote\" backslash\\ nl\n tab\t nul\u{0} del\u{7f} e\u{301} \u{1F600} \u{2028} /";
-        let entries = vec![
+        let entries = [
             NewEntry::new(
                 ts(),
                 EntryKind::BetAccepted,
