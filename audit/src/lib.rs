@@ -17,6 +17,7 @@ pub mod log;
 pub mod merkle;
 pub mod note;
 pub mod proof;
+pub mod scan;
 pub mod verify;
 
 pub use entry::{EntryError, EntryKind, Ids, Kind, NewEntry, SealedEntry, Timestamp, WireEntry};

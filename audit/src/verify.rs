@@ -1,7 +1,7 @@
 //! The streaming verifier: reads an export line by line with O(log n) state and names the first
 //! thing that does not verify.
 
-use crate::entry::{check_canonical, WireEntry, MAX_ENTRY_BYTES};
+use crate::entry::{check_canonical, MAX_ENTRY_BYTES};
 use crate::export::{
     CheckpointLine, ExportHeader, CHECKPOINT_LINE_PREFIX, ENTRY_LINE_PREFIX, EXPORT_FORMAT,
 };
@@ -9,6 +9,7 @@ use crate::hash::{leaf_hash, Hash};
 use crate::keys::{KeySchedule, KeyValidity, SignatureError};
 use crate::merkle::Frontier;
 use crate::note::{name_ok, NoteVerifier, SignedCheckpoint};
+use crate::scan::scan_entry;
 use ed25519_dalek::VerifyingKey;
 use std::fmt;
 use std::io::{BufRead, Read};
@@ -277,7 +278,7 @@ impl Verifier {
 
     fn on_entry(&mut self, line: &[u8]) -> Result<(), Failure> {
         let expected = self.frontier.size();
-        let e = match WireEntry::parse(line) {
+        let e = match scan_entry(line) {
             Ok(e) => e,
             Err(err) => {
                 if let Some(Suspect::SeqAhead { expected, found }) = self.suspect {
@@ -334,7 +335,7 @@ impl Verifier {
                 .map_err(|err| self.fail(Some(expected), Reason::Malformed, err.to_string()))?;
         }
         let h = leaf_hash(line);
-        let link_ok = self.head.eq_hex(e.prev.as_bytes());
+        let link_ok = self.head.eq_hex(e.prev);
         if let Some(Suspect::LinkBreak { seq: m }) = self.suspect {
             // Entry m did not link to m−1. If this entry links to m, entry m is intact as stored
             // and it is m−1 whose bytes changed; otherwise m's own prev was changed.
@@ -363,7 +364,7 @@ impl Verifier {
             self.suspect = Some(Suspect::LinkBreak { seq: expected });
         } else if e.kind == "key_rotated" {
             self.keys
-                .on_rotation_entry(expected, e.payload.get())
+                .on_rotation_entry(expected, e.payload)
                 .map_err(|err| self.fail(Some(expected), Reason::BadRotation, err.to_string()))?;
         }
         self.frontier.push(h);
