@@ -94,21 +94,31 @@ fn bench_append(c: &mut Criterion) {
                    "ids": serde_json::to_value(&e.ids).expect("ids"), "payload": e.payload, "prev": prev_hex})
         })
         .collect();
-    cpu_time_report("baseline canonicalise+SHA-256 (CPU time)", BATCH, 500, || {
-        for v in &whole {
-            let bytes = serde_json_canonicalizer::to_vec(v).expect("canonical");
-            let mut h = Sha256::new();
-            h.update([0u8]);
-            h.update(&bytes);
-            black_box(h.finalize());
-        }
-    });
+    cpu_time_report(
+        "baseline canonicalise+SHA-256 (CPU time)",
+        BATCH,
+        500,
+        || {
+            for v in &whole {
+                let bytes = serde_json_canonicalizer::to_vec(v).expect("canonical");
+                let mut h = Sha256::new();
+                h.update([0u8]);
+                h.update(&bytes);
+                black_box(h.finalize());
+            }
+        },
+    );
     let a0 = signer();
     let app0 = Appender::new(ORIGIN, &[a0.verifier().clone()]).expect("new");
-    cpu_time_report("seal (CPU time, includes cloning the input batch)", BATCH, 500, || {
-        let mut app = app0.clone();
-        black_box(app.seal(entries.clone()).expect("seals"));
-    });
+    cpu_time_report(
+        "seal (CPU time, includes cloning the input batch)",
+        BATCH,
+        500,
+        || {
+            let mut app = app0.clone();
+            black_box(app.seal(entries.clone()).expect("seals"));
+        },
+    );
     let mut g = c.benchmark_group("append");
     g.throughput(Throughput::Elements(BATCH));
     g.bench_function("baseline_canonicalise_sha256_per_entry", |b| {

@@ -134,7 +134,7 @@ fn run(cmd: Command) -> Result<ExitCode, String> {
                 let b = ProgressBar::new(len);
                 b.set_style(
                     ProgressStyle::with_template(
-                        "{spinner} verifying [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                        "{spinner} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
                     )
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
                     .progress_chars("=> "),
