@@ -603,24 +603,22 @@ impl Writer {
         let state = serde_json::to_string(batch.state_after()).expect("log state serialises");
         let created = now.to_rfc3339_opts(SecondsFormat::Micros, true);
         self.conn.transaction(|c| {
-            for chunk in batch.entries.chunks(500) {
-                let rows: Vec<_> = chunk
-                    .iter()
-                    .map(|e| {
-                        (
-                            audit_entries::seq.eq(e.seq as i64),
-                            audit_entries::ts.eq(e.ts.to_string()),
-                            audit_entries::kind.eq(e.kind.as_str().to_string()),
-                            audit_entries::operator_id.eq(e.ids.operator.clone()),
-                            audit_entries::table_id.eq(e.ids.table.clone()),
-                            audit_entries::round_id.eq(e.ids.round.clone()),
-                            audit_entries::bet_id.eq(e.ids.bet.clone()),
-                            audit_entries::canonical.eq(e.canonical.clone()),
-                            audit_entries::leaf_hash.eq(e.leaf_hash.0.to_vec()),
-                        )
-                    })
-                    .collect();
-                diesel::insert_into(audit_entries::table).values(&rows).execute(c)?;
+            // One row at a time: a multi-row VALUES list is not portable across the backends
+            // behind one connection type, and inside one transaction the cost is the same fsync.
+            for e in &batch.entries {
+                diesel::insert_into(audit_entries::table)
+                    .values((
+                        audit_entries::seq.eq(e.seq as i64),
+                        audit_entries::ts.eq(e.ts.to_string()),
+                        audit_entries::kind.eq(e.kind.as_str()),
+                        audit_entries::operator_id.eq(e.ids.operator.as_deref()),
+                        audit_entries::table_id.eq(e.ids.table.as_deref()),
+                        audit_entries::round_id.eq(e.ids.round.as_deref()),
+                        audit_entries::bet_id.eq(e.ids.bet.as_deref()),
+                        audit_entries::canonical.eq(&e.canonical),
+                        audit_entries::leaf_hash.eq(&e.leaf_hash.0[..]),
+                    ))
+                    .execute(c)?;
             }
             upsert_log_state(c, &state)?;
             for p in pending {
@@ -845,7 +843,8 @@ fn outcome_body(round: &str, events: &[Event]) -> Value {
 
 /// One event as an audit entry, with the ids it concerns.
 fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
-    let mut e = NewEntry::new(ts, ev.kind(), ev.payload()).operator(operator);
+    let kind = pitboss_audit::entry::Kind::parse(ev.kind()).expect("event kinds are valid entry kinds");
+    let mut e = NewEntry::new(ts, kind, ev.payload()).operator(operator);
     let (table, round, bet): (Option<&str>, Option<&str>, Option<&str>) = match ev {
         Event::PlanLoaded { .. } => (None, None, None),
         Event::TableOpened { table, .. } | Event::TableClosed { table, .. } => (Some(table), None, None),

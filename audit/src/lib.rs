@@ -1,1 +1,42 @@
-//! pitboss-audit: see FORMAT.md.
+//! pitboss-audit: the tamper-evident audit log of pitboss.
+//!
+//! Entries are RFC 8785 canonical JSON, chained by hash and leaves of an RFC 6962 Merkle tree;
+//! checkpoints are C2SP signed notes signed with Ed25519; exports are JSONL; the verifier streams.
+//! The byte-level format is in `FORMAT.md`; this crate does no I/O beyond the readers and
+//! writers it is handed, and has no clock or randomness inside.
+//!
+//! For the service: [`Appender`] (seal batches, sign checkpoints, [`LogState`] to persist and
+//! restore), [`inclusion_proof`] / [`consistency_proof`] over a [`LeafSource`], [`ExportWriter`].
+//! For auditors: [`verify_export`], [`check_proof`].
+
+pub mod entry;
+pub mod export;
+pub mod hash;
+pub mod keys;
+pub mod log;
+pub mod merkle;
+pub mod note;
+pub mod proof;
+pub mod scan;
+pub mod verify;
+
+pub use entry::{EntryError, EntryKind, Ids, Kind, NewEntry, SealedEntry, Timestamp, WireEntry};
+pub use export::{write_export, ExportHeader, ExportWriter, EXPORT_FORMAT};
+pub use hash::{leaf_hash, node_hash, Hash};
+pub use keys::{
+    rotation_begin_entry, rotation_end_entry, KeySchedule, KeyValidity, RotationPayload,
+    RotationStage,
+};
+pub use log::{Appender, CheckpointError, LogState, SealError, SealedBatch, StateError};
+pub use merkle::{
+    consistency_proof, inclusion_proof, root_of, verify_consistency, verify_inclusion, Frontier,
+    LeafSource, ProofError, ProveError,
+};
+pub use note::{
+    public_key_from_pem, public_key_to_pem, Checkpoint, NoteSigner, NoteVerifier, SignedCheckpoint,
+};
+pub use proof::{check_proof, make_proof, prove_from_export, InclusionProofFile};
+pub use verify::{verify_export, Failure, Reason, Summary, Verifier, VerifyOptions};
+
+/// Re-exported so callers name the same key types.
+pub use ed25519_dalek::{SigningKey, VerifyingKey};
