@@ -210,6 +210,25 @@ impl OutsideField {
         OutsideField::High,
     ];
 
+    /// The field's name as written in JSON (`dozen_1`, `red`, …).
+    pub fn as_str(self) -> &'static str {
+        use OutsideField::*;
+        match self {
+            Dozen1 => "dozen_1",
+            Dozen2 => "dozen_2",
+            Dozen3 => "dozen_3",
+            Column1 => "column_1",
+            Column2 => "column_2",
+            Column3 => "column_3",
+            Red => "red",
+            Black => "black",
+            Even => "even",
+            Odd => "odd",
+            Low => "low",
+            High => "high",
+        }
+    }
+
     /// The bet type placed on this field.
     pub fn bet(self) -> &'static str {
         use OutsideField::*;
@@ -248,7 +267,9 @@ impl OutsideField {
 
 /// Where a bet lies on the layout: the numbers of an inside bet, or the field of an outside
 /// bet. In JSON an array of numbers (`[17, 20]`) or a field name (`"dozen_2"`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(untagged)]
 pub enum Spot {
     Numbers(Vec<u8>),
@@ -813,6 +834,16 @@ mod tests {
         assert!(!covered_numbers("straight", &Spot::Numbers(vec![0]))
             .expect("valid")
             .contains(&14));
+    }
+
+    #[test]
+    fn field_names_are_their_json_names() {
+        for f in OutsideField::ALL {
+            assert_eq!(
+                serde_json::to_value(f).expect("serialises"),
+                serde_json::Value::from(f.as_str())
+            );
+        }
     }
 
     #[test]
