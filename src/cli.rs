@@ -113,7 +113,10 @@ pub enum PlanCommand {
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Plan(cmd) => plan(&cli.plans, cmd),
-        Command::Migrate { data_dir, database_url } => {
+        Command::Migrate {
+            data_dir,
+            database_url,
+        } => {
             if let Err(e) = std::fs::create_dir_all(&data_dir) {
                 return fail(e);
             }
@@ -129,7 +132,14 @@ pub fn run(cli: Cli) -> ExitCode {
                 Err(e) => fail(e),
             }
         }
-        Command::Serve { bind, data_dir, database_url, signing_key, admin_key, origin } => {
+        Command::Serve {
+            bind,
+            data_dir,
+            database_url,
+            signing_key,
+            admin_key,
+            origin,
+        } => {
             // A service never starts on plans with errors: it would enforce rules nobody approved.
             let set = match load(&cli.plans) {
                 Ok(set) => set,

@@ -40,7 +40,9 @@ pub fn check_id(what: &str, id: &str) -> Result<(), Refusal> {
     } else {
         Err(Refusal::new(
             "bad_id",
-            format!("{what} id {id:?} must be 1–{MAX_ID_LEN} characters of a-z, A-Z, 0-9, '_' and '-'"),
+            format!(
+                "{what} id {id:?} must be 1–{MAX_ID_LEN} characters of a-z, A-Z, 0-9, '_' and '-'"
+            ),
         ))
     }
 }
@@ -50,7 +52,10 @@ pub fn check_id(what: &str, id: &str) -> Result<(), Refusal> {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Event {
     /// A plan version admitted into the service (logged once per content hash).
-    PlanLoaded { plan: String, sha256: String },
+    PlanLoaded {
+        plan: String,
+        sha256: String,
+    },
     TableOpened {
         table: String,
         operator: String,
@@ -58,7 +63,10 @@ pub enum Event {
         plan_sha256: String,
         mode: Mode,
     },
-    TableClosed { table: String, reason: String },
+    TableClosed {
+        table: String,
+        reason: String,
+    },
     RoundOpened {
         round: String,
         table: String,
@@ -123,8 +131,14 @@ pub enum Event {
         refunds: Vec<Refund>,
         refund_minor: i64,
     },
-    PlayerDisconnected { table: String, player: String },
-    PlayerReconnected { table: String, player: String },
+    PlayerDisconnected {
+        table: String,
+        player: String,
+    },
+    PlayerReconnected {
+        table: String,
+        player: String,
+    },
 }
 
 impl Event {
@@ -333,7 +347,10 @@ impl State {
             .clause("plan.modes"));
         }
         if self.tables.contains_key(table) {
-            return Err(refuse("table_exists", format!("table {table} already exists")));
+            return Err(refuse(
+                "table_exists",
+                format!("table {table} already exists"),
+            ));
         }
         let mut events = Vec::new();
         if self.plans_logged.get(&loaded.key()) != Some(&loaded.hash) {
@@ -366,13 +383,19 @@ impl State {
         if let Some(current) = &t.current_round {
             return Err(refuse(
                 "round_in_progress",
-                format!("round {current} of table {table} is not finished: settle or void it first"),
+                format!(
+                    "round {current} of table {table} is not finished: settle or void it first"
+                ),
             ));
         }
         if t.mode == Mode::Rng && rng_commitment.is_none() {
-            return Err(refuse("rng_commitment_missing", "an RNG round needs a committed seed"));
+            return Err(refuse(
+                "rng_commitment_missing",
+                "an RNG round needs a committed seed",
+            ));
         }
-        let window = i64::try_from(t.loaded.plan.policies.timing.betting_window_ms).unwrap_or(i64::MAX);
+        let window =
+            i64::try_from(t.loaded.plan.policies.timing.betting_window_ms).unwrap_or(i64::MAX);
         let number = t.rounds + 1;
         Ok(vec![Event::RoundOpened {
             round: round_id(table, number),
@@ -380,7 +403,11 @@ impl State {
             number,
             opened_at: now,
             betting_deadline: now + chrono::Duration::milliseconds(window),
-            rng_commitment: if t.mode == Mode::Rng { rng_commitment } else { None },
+            rng_commitment: if t.mode == Mode::Rng {
+                rng_commitment
+            } else {
+                None
+            },
         }])
     }
 
@@ -396,7 +423,10 @@ impl State {
         if bets.is_empty() || bets.len() > MAX_BETS_PER_REQUEST {
             return Err(refuse(
                 "bad_bet_count",
-                format!("a request carries 1–{MAX_BETS_PER_REQUEST} bets, not {}", bets.len()),
+                format!(
+                    "a request carries 1–{MAX_BETS_PER_REQUEST} bets, not {}",
+                    bets.len()
+                ),
             ));
         }
         let plan = self.plan_of_round(r);
@@ -433,8 +463,11 @@ impl State {
             }
             if phase != Phase::Betting {
                 events.push(refused(
-                    refuse("betting_closed", format!("betting on round {round} is closed"))
-                        .clause("betting window"),
+                    refuse(
+                        "betting_closed",
+                        format!("betting on round {round} is closed"),
+                    )
+                    .clause("betting window"),
                 ));
                 continue;
             }
@@ -446,7 +479,10 @@ impl State {
                 continue;
             }
             if next_index >= MAX_BETS_PER_ROUND {
-                events.push(refused(refuse("round_full", "the round holds no more bets")));
+                events.push(refused(refuse(
+                    "round_full",
+                    "the round holds no more bets",
+                )));
                 continue;
             }
             let req: RouletteBetRequest = match serde_json::from_value(request.clone()) {
@@ -488,20 +524,38 @@ impl State {
         Ok(events)
     }
 
-    pub fn decide_close_betting(&self, operator: &str, round: &str, now: DateTime<Utc>) -> Result<Vec<Event>, Refusal> {
+    pub fn decide_close_betting(
+        &self,
+        operator: &str,
+        round: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Event>, Refusal> {
         let r = self.round_of_operator(operator, round)?;
         match r.phase {
             Phase::Betting => Ok(vec![Event::BettingClosed {
                 round: round.to_string(),
                 at: now.min(r.betting_deadline),
-                reason: if now > r.betting_deadline { "deadline" } else { "dealer" }.into(),
+                reason: if now > r.betting_deadline {
+                    "deadline"
+                } else {
+                    "dealer"
+                }
+                .into(),
             }]),
-            other => Err(refuse("out_of_order", format!("round {round} is {other:?}: betting is not open"))),
+            other => Err(refuse(
+                "out_of_order",
+                format!("round {round} is {other:?}: betting is not open"),
+            )),
         }
     }
 
     /// A spin's result, reported by the dealer system (live) or drawn by pitboss (RNG).
-    pub fn decide_spin(&self, operator: &str, round: &str, spin: &SpinReport) -> Result<Vec<Event>, Refusal> {
+    pub fn decide_spin(
+        &self,
+        operator: &str,
+        round: &str,
+        spin: &SpinReport,
+    ) -> Result<Vec<Event>, Refusal> {
         let SpinReport {
             number,
             ball_against_rotation,
@@ -515,10 +569,15 @@ impl State {
         if table.mode != source {
             return Err(refuse(
                 "wrong_mode",
-                format!("table {} is in {:?} mode: results come from {}", r.table, table.mode, match table.mode {
-                    Mode::Live => "the dealer system",
-                    Mode::Rng => "pitboss's draw",
-                }),
+                format!(
+                    "table {} is in {:?} mode: results come from {}",
+                    r.table,
+                    table.mode,
+                    match table.mode {
+                        Mode::Live => "the dealer system",
+                        Mode::Rng => "pitboss's draw",
+                    }
+                ),
             ));
         }
         match r.phase {
@@ -529,12 +588,20 @@ impl State {
                     format!("round {round} is still taking bets: close betting before the result"),
                 ))
             }
-            other => return Err(refuse("out_of_order", format!("round {round} is already {other:?}"))),
+            other => {
+                return Err(refuse(
+                    "out_of_order",
+                    format!("round {round} is already {other:?}"),
+                ))
+            }
         }
         let plan = self.plan_of_round(r);
         let eng = engine(&plan)?;
-        eng.validate_result(number).map_err(|e| e.with_plan(&plan.key()))?;
-        if let SpinValidity::Respin { reason } = eng.spin_validity(ball_against_rotation, ball_revolutions) {
+        eng.validate_result(number)
+            .map_err(|e| e.with_plan(&plan.key()))?;
+        if let SpinValidity::Respin { reason, .. } =
+            eng.spin_validity(ball_against_rotation, ball_revolutions)
+        {
             return Ok(vec![Event::SpinInvalid {
                 round: round.to_string(),
                 ball_against_rotation,
@@ -562,21 +629,40 @@ impl State {
     }
 
     /// Voids a round under the plan's error policy: every accepted stake is returned.
-    pub fn decide_void(&self, operator: &str, round: &str, reason: &str) -> Result<Vec<Event>, Refusal> {
+    pub fn decide_void(
+        &self,
+        operator: &str,
+        round: &str,
+        reason: &str,
+    ) -> Result<Vec<Event>, Refusal> {
         let r = self.round_of_operator(operator, round)?;
         if matches!(r.phase, Phase::Settled | Phase::Voided) {
-            return Err(refuse("out_of_order", format!("round {round} is already {:?}", r.phase)));
+            return Err(refuse(
+                "out_of_order",
+                format!("round {round} is already {:?}", r.phase),
+            ));
         }
         if reason.trim().is_empty() || reason.len() > 500 {
-            return Err(refuse("bad_reason", "a void states its reason (1–500 characters)"));
+            return Err(refuse(
+                "bad_reason",
+                "a void states its reason (1–500 characters)",
+            ));
         }
         Ok(vec![void_event(r, reason)])
     }
 
-    pub fn decide_close_table(&self, operator: &str, table: &str, reason: &str) -> Result<Vec<Event>, Refusal> {
+    pub fn decide_close_table(
+        &self,
+        operator: &str,
+        table: &str,
+        reason: &str,
+    ) -> Result<Vec<Event>, Refusal> {
         let t = self.table_of_operator(operator, table)?;
         if !t.open {
-            return Err(refuse("table_closed", format!("table {table} is already closed")));
+            return Err(refuse(
+                "table_closed",
+                format!("table {table} is already closed"),
+            ));
         }
         let mut events = Vec::new();
         // A table closed with a round open returns every stake of that round (the plans' error
@@ -591,7 +677,13 @@ impl State {
         Ok(events)
     }
 
-    pub fn decide_connection(&self, operator: &str, table: &str, player: &str, connected: bool) -> Result<Vec<Event>, Refusal> {
+    pub fn decide_connection(
+        &self,
+        operator: &str,
+        table: &str,
+        player: &str,
+        connected: bool,
+    ) -> Result<Vec<Event>, Refusal> {
         self.table_of_operator(operator, table)?;
         check_id("player", player)?;
         let (table, player) = (table.to_string(), player.to_string());
@@ -611,9 +703,17 @@ impl State {
             Event::PlanLoaded { plan, sha256 } => {
                 self.plans_logged.insert(plan.clone(), sha256.clone());
             }
-            Event::TableOpened { table, operator, plan, plan_sha256, mode } => {
+            Event::TableOpened {
+                table,
+                operator,
+                plan,
+                plan_sha256,
+                mode,
+            } => {
                 let r: crate::plan::PlanRef = plan.parse().map_err(|e| format!("{e}"))?;
-                let loaded = plans.get(&r).ok_or_else(|| format!("table {table}: plan {plan} is not loaded"))?;
+                let loaded = plans
+                    .get(&r)
+                    .ok_or_else(|| format!("table {table}: plan {plan} is not loaded"))?;
                 if &loaded.hash != plan_sha256 {
                     return Err(format!(
                         "table {table} was opened on {plan} with content {plan_sha256}, but the loaded {plan} is {}",
@@ -636,11 +736,24 @@ impl State {
                 );
             }
             Event::TableClosed { table, .. } => {
-                let t = self.tables.get_mut(table).ok_or("close of an unknown table")?;
+                let t = self
+                    .tables
+                    .get_mut(table)
+                    .ok_or("close of an unknown table")?;
                 t.open = false;
             }
-            Event::RoundOpened { round, table, number, opened_at, betting_deadline, rng_commitment } => {
-                let t = self.tables.get_mut(table).ok_or("round on an unknown table")?;
+            Event::RoundOpened {
+                round,
+                table,
+                number,
+                opened_at,
+                betting_deadline,
+                rng_commitment,
+            } => {
+                let t = self
+                    .tables
+                    .get_mut(table)
+                    .ok_or("round on an unknown table")?;
                 t.rounds = *number;
                 t.current_round = Some(round.clone());
                 self.rounds.insert(
@@ -661,8 +774,18 @@ impl State {
                     },
                 );
             }
-            Event::BetAccepted { bet, round, player, request, placements, stake_minor } => {
-                let r = self.rounds.get_mut(round).ok_or("bet on an unknown round")?;
+            Event::BetAccepted {
+                bet,
+                round,
+                player,
+                request,
+                placements,
+                stake_minor,
+            } => {
+                let r = self
+                    .rounds
+                    .get_mut(round)
+                    .ok_or("bet on an unknown round")?;
                 r.bets.push(BetRecord {
                     bet: bet.clone(),
                     player: player.clone(),
@@ -673,16 +796,30 @@ impl State {
             }
             Event::BetRefused { .. } | Event::EventRefused { .. } => {}
             Event::BettingClosed { round, .. } => {
-                self.rounds.get_mut(round).ok_or("close of an unknown round")?.phase = Phase::BettingClosed;
+                self.rounds
+                    .get_mut(round)
+                    .ok_or("close of an unknown round")?
+                    .phase = Phase::BettingClosed;
             }
             Event::SpinInvalid { round, .. } => {
-                self.rounds.get_mut(round).ok_or("spin on an unknown round")?.invalid_spins += 1;
+                self.rounds
+                    .get_mut(round)
+                    .ok_or("spin on an unknown round")?
+                    .invalid_spins += 1;
             }
             Event::ResultRecorded { round, number, .. } => {
-                self.rounds.get_mut(round).ok_or("result of an unknown round")?.result = Some(*number);
+                self.rounds
+                    .get_mut(round)
+                    .ok_or("result of an unknown round")?
+                    .result = Some(*number);
             }
-            Event::RoundSettled { round, settlements, .. } => {
-                let r = self.rounds.get(round).ok_or("settlement of an unknown round")?;
+            Event::RoundSettled {
+                round, settlements, ..
+            } => {
+                let r = self
+                    .rounds
+                    .get(round)
+                    .ok_or("settlement of an unknown round")?;
                 let number = r.result.ok_or("settlement without a result")?;
                 let plan = self.plan_of_round(r);
                 let eng = engine(&plan).map_err(|e| e.to_string())?;
@@ -694,7 +831,10 @@ impl State {
                 let r = self.rounds.get_mut(round).expect("checked above");
                 r.phase = Phase::Settled;
                 r.settlements = Some(settlements.clone());
-                self.tables.get_mut(&table).expect("round's table exists").current_round = None;
+                self.tables
+                    .get_mut(&table)
+                    .expect("round's table exists")
+                    .current_round = None;
             }
             Event::RoundVoided { round, refunds, .. } => {
                 let r = self.rounds.get(round).ok_or("void of an unknown round")?;
@@ -703,19 +843,32 @@ impl State {
                     _ => unreachable!("void_event returns a RoundVoided"),
                 };
                 if &derived != refunds {
-                    return Err(format!("round {round}: the logged refunds differ from the round's stakes"));
+                    return Err(format!(
+                        "round {round}: the logged refunds differ from the round's stakes"
+                    ));
                 }
                 let table = r.table.clone();
                 let r = self.rounds.get_mut(round).expect("checked above");
                 r.phase = Phase::Voided;
                 r.refunds = Some(refunds.clone());
-                self.tables.get_mut(&table).expect("round's table exists").current_round = None;
+                self.tables
+                    .get_mut(&table)
+                    .expect("round's table exists")
+                    .current_round = None;
             }
             Event::PlayerDisconnected { table, player } => {
-                self.tables.get_mut(table).ok_or("unknown table")?.disconnected.insert(player.clone());
+                self.tables
+                    .get_mut(table)
+                    .ok_or("unknown table")?
+                    .disconnected
+                    .insert(player.clone());
             }
             Event::PlayerReconnected { table, player } => {
-                self.tables.get_mut(table).ok_or("unknown table")?.disconnected.remove(player);
+                self.tables
+                    .get_mut(table)
+                    .ok_or("unknown table")?
+                    .disconnected
+                    .remove(player);
             }
         }
         Ok(())
@@ -723,7 +876,11 @@ impl State {
 }
 
 /// Every accepted bet of the round settled against `number`, each component against the plan.
-fn settle(eng: &RouletteEngine<'_>, r: &RoundState, number: u8) -> Result<Vec<BetSettlement>, Refusal> {
+fn settle(
+    eng: &RouletteEngine<'_>,
+    r: &RoundState,
+    number: u8,
+) -> Result<Vec<BetSettlement>, Refusal> {
     r.bets
         .iter()
         .map(|b| {
@@ -756,7 +913,10 @@ fn void_event(r: &RoundState, reason: &str) -> Event {
         .collect();
     let refund_minor = refunds.iter().map(|x| x.refund_minor).sum();
     // The sum of refunds equals the sum of stakes of the voided round.
-    debug_assert_eq!(refund_minor, r.bets.iter().map(|b| b.stake_minor).sum::<i64>());
+    debug_assert_eq!(
+        refund_minor,
+        r.bets.iter().map(|b| b.stake_minor).sum::<i64>()
+    );
     Event::RoundVoided {
         round: r.round.clone(),
         reason: reason.to_string(),

@@ -42,15 +42,43 @@ pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
 /// A change an operator asks for.
 #[derive(Debug, Clone)]
 pub enum Command {
-    OpenTable { table: String, plan: String, mode: Mode },
-    CloseTable { table: String, reason: String },
-    OpenRound { table: String },
-    Bets { round: String, bets: Vec<(String, Value)> },
-    CloseBetting { round: String },
-    Spin { round: String, number: u8, ball_against_rotation: bool, ball_revolutions: u8 },
-    Draw { round: String },
-    Void { round: String, reason: String },
-    Connection { table: String, player: String, connected: bool },
+    OpenTable {
+        table: String,
+        plan: String,
+        mode: Mode,
+    },
+    CloseTable {
+        table: String,
+        reason: String,
+    },
+    OpenRound {
+        table: String,
+    },
+    Bets {
+        round: String,
+        bets: Vec<(String, Value)>,
+    },
+    CloseBetting {
+        round: String,
+    },
+    Spin {
+        round: String,
+        number: u8,
+        ball_against_rotation: bool,
+        ball_revolutions: u8,
+    },
+    Draw {
+        round: String,
+    },
+    Void {
+        round: String,
+        reason: String,
+    },
+    Connection {
+        table: String,
+        player: String,
+        connected: bool,
+    },
 }
 
 /// The answer to a command: an HTTP status and a JSON body, stored verbatim for idempotent
@@ -92,6 +120,9 @@ impl Reply {
         self.status >= 400
     }
 }
+
+/// Stored answers by (operator, Idempotency-Key): the request's fingerprint and the reply.
+type IdempotencyCache = HashMap<(String, String), (String, Reply)>;
 
 /// An idempotency key and the fingerprint of the request that first used it.
 #[derive(Debug, Clone)]
@@ -168,7 +199,8 @@ pub fn load_or_create_key(path: &Path, origin: &str) -> Result<NoteSigner, Start
     rand::rngs::OsRng
         .try_fill_bytes(&mut seed)
         .map_err(|e| err(e.to_string()))?;
-    let signer = NoteSigner::new(origin, ed25519_dalek::SigningKey::from_bytes(&seed)).map_err(|e| err(e.to_string()))?;
+    let signer = NoteSigner::new(origin, ed25519_dalek::SigningKey::from_bytes(&seed))
+        .map_err(|e| err(e.to_string()))?;
     let pem = signer.to_pkcs8_pem().map_err(|e| err(e.to_string()))?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
@@ -181,7 +213,11 @@ pub fn load_or_create_key(path: &Path, origin: &str) -> Result<NoteSigner, Start
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
     f.write_all(bytes)?;
     f.sync_all()
 }
@@ -205,8 +241,7 @@ struct Writer {
     key_validity: Arc<RwLock<Vec<pitboss_audit::keys::KeyValidity>>>,
     plans: Arc<PlanSet>,
     metrics: Arc<Metrics>,
-    /// (operator, key) → (request fingerprint, reply).
-    idem: HashMap<(String, String), (String, Reply)>,
+    idem: IdempotencyCache,
     /// Secret RNG seeds of rounds not yet settled.
     seeds: HashMap<String, [u8; 32]>,
     last_checkpoint: Instant,
@@ -216,18 +251,28 @@ struct Writer {
 impl Service {
     /// Migrates the database, loads the signing key, replays the log into the domain state and
     /// starts the writer thread.
-    pub fn start(url: DatabaseUrl, plans: PlanSet, key_path: &Path, origin: &str) -> Result<Service, StartError> {
+    pub fn start(
+        url: DatabaseUrl,
+        plans: PlanSet,
+        key_path: &Path,
+        origin: &str,
+    ) -> Result<Service, StartError> {
         store::migrate(&url)?;
         let signer = load_or_create_key(key_path, origin)?;
         let public_key_pem = pitboss_audit::note::public_key_to_pem(signer.verifier().key())
-            .map_err(|e| StartError::Key { path: key_path.to_path_buf(), detail: e.to_string() })?;
+            .map_err(|e| StartError::Key {
+                path: key_path.to_path_buf(),
+                detail: e.to_string(),
+            })?;
         let plans = Arc::new(plans);
         let mut conn = store::connect(&url)?;
         let (appender, state, leaves) = recover(&mut conn, &plans, &signer, origin)?;
         let idem = load_idempotency(&mut conn)?;
         let seeds = load_seeds(&mut conn)?;
         let metrics = Arc::new(Metrics::default());
-        metrics.log_entries.store(appender.size(), Ordering::Relaxed);
+        metrics
+            .log_entries
+            .store(appender.size(), Ordering::Relaxed);
         let state = Arc::new(RwLock::new(state));
         let leaves = Arc::new(RwLock::new(leaves));
         let key_validity = Arc::new(RwLock::new(appender.keys().validity()));
@@ -267,7 +312,12 @@ impl Service {
     }
 
     /// Submits a command and waits for its durable answer.
-    pub async fn submit(&self, operator: &str, idem: Option<Idempotency>, command: Command) -> Reply {
+    pub async fn submit(
+        &self,
+        operator: &str,
+        idem: Option<Idempotency>,
+        command: Command,
+    ) -> Reply {
         let (reply, rx) = tokio::sync::oneshot::channel();
         let job = Job {
             operator: operator.to_string(),
@@ -277,10 +327,17 @@ impl Service {
         };
         match self.tx.try_send(Msg::Job(job)) {
             Ok(()) => {}
-            Err(TrySendError::Full(_)) => return Reply::unavailable("the service is at capacity; retry with the same Idempotency-Key"),
-            Err(TrySendError::Disconnected(_)) => return Reply::unavailable("the writer has stopped"),
+            Err(TrySendError::Full(_)) => {
+                return Reply::unavailable(
+                    "the service is at capacity; retry with the same Idempotency-Key",
+                )
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                return Reply::unavailable("the writer has stopped")
+            }
         }
-        rx.await.unwrap_or_else(|_| Reply::unavailable("the writer has stopped"))
+        rx.await
+            .unwrap_or_else(|_| Reply::unavailable("the writer has stopped"))
     }
 
     /// Signs a checkpoint of the current log now; returns its size.
@@ -308,10 +365,12 @@ fn recover(
         .map_err(StoreError::from)?;
     let appender = match stored {
         Some(s) => {
-            let st: LogState = serde_json::from_str(&s).map_err(|e| StartError::Replay(format!("log state: {e}")))?;
+            let st: LogState = serde_json::from_str(&s)
+                .map_err(|e| StartError::Replay(format!("log state: {e}")))?;
             Appender::from_state(st).map_err(|e| StartError::Replay(e.to_string()))?
         }
-        None => Appender::new(origin, std::slice::from_ref(signer.verifier())).map_err(|e| StartError::Replay(e.to_string()))?,
+        None => Appender::new(origin, std::slice::from_ref(signer.verifier()))
+            .map_err(|e| StartError::Replay(e.to_string()))?,
     };
     let mut state = State::default();
     let mut leaves = Vec::with_capacity(appender.size() as usize);
@@ -321,7 +380,11 @@ fn recover(
         let rows: Vec<(i64, Vec<u8>, Vec<u8>)> = audit_entries::table
             .filter(audit_entries::seq.gt(last))
             .order(audit_entries::seq.asc())
-            .select((audit_entries::seq, audit_entries::canonical, audit_entries::leaf_hash))
+            .select((
+                audit_entries::seq,
+                audit_entries::canonical,
+                audit_entries::leaf_hash,
+            ))
             .limit(PAGE)
             .load(conn)
             .map_err(StoreError::from)?;
@@ -333,12 +396,17 @@ fn recover(
                 return Err(StartError::Replay(format!("entry {} is missing", last + 1)));
             }
             last = seq;
-            let leaf: [u8; 32] = leaf.try_into().map_err(|_| StartError::Replay(format!("entry {seq}: bad leaf hash")))?;
+            let leaf: [u8; 32] = leaf
+                .try_into()
+                .map_err(|_| StartError::Replay(format!("entry {seq}: bad leaf hash")))?;
             leaves.push(Hash(leaf));
-            let v: Value = serde_json::from_slice(&canonical).map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
+            let v: Value = serde_json::from_slice(&canonical)
+                .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
             let kind = v["kind"].as_str().unwrap_or_default().to_string();
             if let Ok(event) = Event::from_entry(&kind, &v["payload"]) {
-                state.apply(plans, &event).map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
+                state
+                    .apply(plans, &event)
+                    .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
             }
         }
     }
@@ -352,23 +420,43 @@ fn recover(
     Ok((appender, state, leaves))
 }
 
-fn load_idempotency(conn: &mut DbConnection) -> Result<HashMap<(String, String), (String, Reply)>, StoreError> {
+fn load_idempotency(conn: &mut DbConnection) -> Result<IdempotencyCache, StoreError> {
     let rows: Vec<(String, String, String, i32, String)> = idempotency::table
-        .select((idempotency::operator_id, idempotency::idem_key, idempotency::request_hash, idempotency::status, idempotency::body))
+        .select((
+            idempotency::operator_id,
+            idempotency::idem_key,
+            idempotency::request_hash,
+            idempotency::status,
+            idempotency::body,
+        ))
         .load(conn)?;
     rows.into_iter()
         .map(|(op, key, hash, status, body)| {
-            let body: Value = serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(format!("idempotency record: {e}")))?;
-            Ok(((op, key), (hash, Reply { status: status as u16, body })))
+            let body: Value = serde_json::from_str(&body)
+                .map_err(|e| StoreError::Corrupt(format!("idempotency record: {e}")))?;
+            Ok((
+                (op, key),
+                (
+                    hash,
+                    Reply {
+                        status: status as u16,
+                        body,
+                    },
+                ),
+            ))
         })
         .collect()
 }
 
 fn load_seeds(conn: &mut DbConnection) -> Result<HashMap<String, [u8; 32]>, StoreError> {
-    let rows: Vec<(String, Vec<u8>)> = rng_seeds::table.select((rng_seeds::round_id, rng_seeds::seed)).load(conn)?;
+    let rows: Vec<(String, Vec<u8>)> = rng_seeds::table
+        .select((rng_seeds::round_id, rng_seeds::seed))
+        .load(conn)?;
     rows.into_iter()
         .map(|(r, s)| {
-            let seed: [u8; 32] = s.try_into().map_err(|_| StoreError::Corrupt(format!("seed of {r}")))?;
+            let seed: [u8; 32] = s
+                .try_into()
+                .map_err(|_| StoreError::Corrupt(format!("seed of {r}")))?;
             Ok((r, seed))
         })
         .collect()
@@ -378,8 +466,6 @@ fn load_seeds(conn: &mut DbConnection) -> Result<HashMap<String, [u8; 32]>, Stor
 struct Pending {
     job: Job,
     reply: Reply,
-    /// Events of this command, already applied to the state.
-    events: usize,
 }
 
 impl Writer {
@@ -411,7 +497,9 @@ impl Writer {
             if !jobs.is_empty() {
                 self.process(jobs);
             }
-            if !checkpoint_requests.is_empty() || self.last_checkpoint.elapsed() >= CHECKPOINT_INTERVAL {
+            if !checkpoint_requests.is_empty()
+                || self.last_checkpoint.elapsed() >= CHECKPOINT_INTERVAL
+            {
                 let result = self.checkpoint_if_pending().map(|()| self.appender.size());
                 for tx in checkpoint_requests {
                     let _ = tx.send(result.clone());
@@ -435,7 +523,11 @@ impl Writer {
         let created = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
         let res = self.conn.transaction::<_, diesel::result::Error, _>(|c| {
             diesel::insert_into(checkpoints::table)
-                .values((checkpoints::tree_size.eq(size), checkpoints::note.eq(&text), checkpoints::created_at.eq(&created)))
+                .values((
+                    checkpoints::tree_size.eq(size),
+                    checkpoints::note.eq(&text),
+                    checkpoints::created_at.eq(&created),
+                ))
                 .execute(c)?;
             upsert_log_state(c, &state)?;
             Ok(())
@@ -447,7 +539,9 @@ impl Writer {
                 Ok(())
             }
             Err(e) => {
-                self.metrics.storage_failures.fetch_add(1, Ordering::Relaxed);
+                self.metrics
+                    .storage_failures
+                    .fetch_add(1, Ordering::Relaxed);
                 Err(e.to_string())
             }
         }
@@ -462,25 +556,36 @@ impl Writer {
         let mut revealed: Vec<String> = Vec::new();
         // Idempotency keys first used in this batch: a repeat inside the batch gets the answer.
         let mut batch_keys: HashMap<(String, String), usize> = HashMap::new();
-        let mut state = self.state.write().expect("state lock is never poisoned: the writer does not panic while holding it");
+        let mut state = self
+            .state
+            .write()
+            .expect("state lock is never poisoned: the writer does not panic while holding it");
         for job in jobs {
             if let Some(idem) = &job.idem {
                 let k = (job.operator.clone(), idem.key.clone());
                 if let Some((hash, reply)) = self.idem.get(&k) {
-                    let r = if hash == &idem.request_hash { reply.clone() } else { reused_key() };
+                    let r = if hash == &idem.request_hash {
+                        reply.clone()
+                    } else {
+                        reused_key()
+                    };
                     let _ = job.reply.send(r);
                     continue;
                 }
                 if let Some(&i) = batch_keys.get(&k) {
                     let first: &Pending = &pending[i];
-                    let same = first.job.idem.as_ref().map(|x| &x.request_hash) == Some(&idem.request_hash);
-                    let _ = job.reply.send(if same { first.reply.clone() } else { reused_key() });
+                    let same = first.job.idem.as_ref().map(|x| &x.request_hash)
+                        == Some(&idem.request_hash);
+                    let _ = job.reply.send(if same {
+                        first.reply.clone()
+                    } else {
+                        reused_key()
+                    });
                     continue;
                 }
                 batch_keys.insert(k, pending.len());
             }
             let (events, reply) = self.decide(&state, &job, now, &mut new_seeds, &mut revealed);
-            let mut applied = 0;
             for ev in &events {
                 if let Err(e) = state.apply(&self.plans, ev) {
                     // The decision and the fold disagree: a defect, never a rule of the plan.
@@ -489,10 +594,9 @@ impl Writer {
                     self.reload();
                     return;
                 }
-                applied += 1;
-                entries.push(entry_of(ev, &job.operator, ts.clone()));
+                entries.push(entry_of(ev, &job.operator, ts));
             }
-            pending.push(Pending { job, reply, events: applied });
+            pending.push(Pending { job, reply });
         }
         drop(state);
         if entries.is_empty() {
@@ -510,7 +614,9 @@ impl Writer {
         };
         match self.persist(&batch, &pending, &new_seeds, &revealed, now) {
             Ok(()) => {
-                self.appender.commit(&batch).expect("a batch prepared on this appender commits");
+                self.appender
+                    .commit(&batch)
+                    .expect("a batch prepared on this appender commits");
                 {
                     let mut leaves = self.leaves.write().expect("leaves lock");
                     leaves.extend(batch.entries.iter().map(|e| e.leaf_hash));
@@ -523,8 +629,12 @@ impl Writer {
                     self.seeds.remove(&round);
                 }
                 self.metrics.batches.fetch_add(1, Ordering::Relaxed);
-                self.metrics.batch_commands.fetch_add(pending.len() as u64, Ordering::Relaxed);
-                self.metrics.log_entries.store(self.appender.size(), Ordering::Relaxed);
+                self.metrics
+                    .batch_commands
+                    .fetch_add(pending.len() as u64, Ordering::Relaxed);
+                self.metrics
+                    .log_entries
+                    .store(self.appender.size(), Ordering::Relaxed);
                 for e in &batch.entries {
                     let counter = match e.kind.as_str() {
                         "bet_accepted" => &self.metrics.bets_accepted,
@@ -538,7 +648,9 @@ impl Writer {
                 self.finish(pending);
             }
             Err(e) => {
-                self.metrics.storage_failures.fetch_add(1, Ordering::Relaxed);
+                self.metrics
+                    .storage_failures
+                    .fetch_add(1, Ordering::Relaxed);
                 self.fail_batch(pending, None, &format!("storage: {e}"));
                 self.reload();
             }
@@ -549,7 +661,10 @@ impl Writer {
     fn finish(&mut self, pending: Vec<Pending>) {
         for p in pending {
             if let Some(idem) = &p.job.idem {
-                self.idem.insert((p.job.operator.clone(), idem.key.clone()), (idem.request_hash.clone(), p.reply.clone()));
+                self.idem.insert(
+                    (p.job.operator.clone(), idem.key.clone()),
+                    (idem.request_hash.clone(), p.reply.clone()),
+                );
             }
             let _ = p.job.reply.send(p.reply);
         }
@@ -559,10 +674,14 @@ impl Writer {
     fn fail_batch(&mut self, pending: Vec<Pending>, extra: Option<Job>, detail: &str) {
         eprintln!("pitboss: batch not written: {detail}");
         for p in pending {
-            let _ = p.job.reply.send(Reply::unavailable("the log could not be written; nothing of this request was recorded, retry"));
+            let _ = p.job.reply.send(Reply::unavailable(
+                "the log could not be written; nothing of this request was recorded, retry",
+            ));
         }
         if let Some(j) = extra {
-            let _ = j.reply.send(Reply::unavailable("the log could not be written; nothing of this request was recorded, retry"));
+            let _ = j.reply.send(Reply::unavailable(
+                "the log could not be written; nothing of this request was recorded, retry",
+            ));
         }
     }
 
@@ -570,11 +689,14 @@ impl Writer {
     /// the log, exactly as at start.
     fn reload(&mut self) {
         loop {
-            let attempt = store::connect(&self.url).map_err(StartError::from).and_then(|mut conn| {
-                let (appender, state, leaves) = recover(&mut conn, &self.plans, &self.signer, self.appender.origin())?;
-                let seeds = load_seeds(&mut conn)?;
-                Ok((conn, appender, state, leaves, seeds))
-            });
+            let attempt = store::connect(&self.url)
+                .map_err(StartError::from)
+                .and_then(|mut conn| {
+                    let (appender, state, leaves) =
+                        recover(&mut conn, &self.plans, &self.signer, self.appender.origin())?;
+                    let seeds = load_seeds(&mut conn)?;
+                    Ok((conn, appender, state, leaves, seeds))
+                });
             match attempt {
                 Ok((conn, appender, state, leaves, seeds)) => {
                     self.conn = conn;
@@ -637,11 +759,15 @@ impl Writer {
             }
             for (round, seed) in new_seeds {
                 diesel::insert_into(rng_seeds::table)
-                    .values((rng_seeds::round_id.eq(round), rng_seeds::seed.eq(seed.to_vec())))
+                    .values((
+                        rng_seeds::round_id.eq(round),
+                        rng_seeds::seed.eq(seed.to_vec()),
+                    ))
                     .execute(c)?;
             }
             for round in revealed {
-                diesel::delete(rng_seeds::table.filter(rng_seeds::round_id.eq(round))).execute(c)?;
+                diesel::delete(rng_seeds::table.filter(rng_seeds::round_id.eq(round)))
+                    .execute(c)?;
             }
             Ok(())
         })
@@ -659,23 +785,33 @@ impl Writer {
         let op = job.operator.as_str();
         let refused = |r: Refusal| (Vec::new(), Reply::refusal(refusal_status(&r), &r));
         match &job.command {
-            Command::OpenTable { table, plan, mode } => match state.decide_open_table(&self.plans, op, table, plan, *mode) {
-                Ok(events) => {
-                    let body = json!({"table": table, "plan": events.iter().find_map(|e| match e { Event::TableOpened { plan, .. } => Some(plan.clone()), _ => None }), "mode": mode, "open": true});
-                    (events, Reply::ok(201, body))
+            Command::OpenTable { table, plan, mode } => {
+                match state.decide_open_table(&self.plans, op, table, plan, *mode) {
+                    Ok(events) => {
+                        let body = json!({"table": table, "plan": events.iter().find_map(|e| match e { Event::TableOpened { plan, .. } => Some(plan.clone()), _ => None }), "mode": mode, "open": true});
+                        (events, Reply::ok(201, body))
+                    }
+                    Err(r) => refused(r),
                 }
-                Err(r) => refused(r),
-            },
-            Command::CloseTable { table, reason } => match state.decide_close_table(op, table, reason) {
-                Ok(events) => (events, Reply::ok(200, json!({"table": table, "open": false}))),
-                Err(r) => refused(r),
-            },
+            }
+            Command::CloseTable { table, reason } => {
+                match state.decide_close_table(op, table, reason) {
+                    Ok(events) => (
+                        events,
+                        Reply::ok(200, json!({"table": table, "open": false})),
+                    ),
+                    Err(r) => refused(r),
+                }
+            }
             Command::OpenRound { table } => {
                 let rng = state.tables.get(table).is_some_and(|t| t.mode == Mode::Rng);
                 let seed = if rng {
                     let mut seed = [0u8; 32];
                     if rand::rngs::OsRng.try_fill_bytes(&mut seed).is_err() {
-                        return refused(Refusal::new("rng_unavailable", "the operating system's random source failed"));
+                        return refused(Refusal::new(
+                            "rng_unavailable",
+                            "the operating system's random source failed",
+                        ));
                     }
                     Some(seed)
                 } else {
@@ -685,7 +821,13 @@ impl Writer {
                 match state.decide_open_round(op, table, now, commitment) {
                     Ok(events) => {
                         let body = match &events[0] {
-                            Event::RoundOpened { round, betting_deadline, rng_commitment, number, .. } => {
+                            Event::RoundOpened {
+                                round,
+                                betting_deadline,
+                                rng_commitment,
+                                number,
+                                ..
+                            } => {
                                 if let Some(s) = seed {
                                     new_seeds.push((round.clone(), s));
                                 }
@@ -714,15 +856,31 @@ impl Writer {
                         })
                         .collect();
                     let accepted = results.iter().filter(|r| r["status"] == "accepted").count();
-                    (events, Reply::ok(200, json!({"round": round, "accepted": accepted, "refused": results.len() - accepted, "results": results})))
+                    (
+                        events,
+                        Reply::ok(
+                            200,
+                            json!({"round": round, "accepted": accepted, "refused": results.len() - accepted, "results": results}),
+                        ),
+                    )
                 }
                 Err(r) => refused(r),
             },
             Command::CloseBetting { round } => match state.decide_close_betting(op, round, now) {
-                Ok(events) => (events, Reply::ok(200, json!({"round": round, "phase": "betting_closed"}))),
-                Err(r) => self.logged_refusal(state, op, round, json!({"type": "close_betting"}), r),
+                Ok(events) => (
+                    events,
+                    Reply::ok(200, json!({"round": round, "phase": "betting_closed"})),
+                ),
+                Err(r) => {
+                    self.logged_refusal(state, op, round, json!({"type": "close_betting"}), r)
+                }
             },
-            Command::Spin { round, number, ball_against_rotation, ball_revolutions } => {
+            Command::Spin {
+                round,
+                number,
+                ball_against_rotation,
+                ball_revolutions,
+            } => {
                 let report = crate::round::SpinReport {
                     number: *number,
                     ball_against_rotation: *ball_against_rotation,
@@ -773,18 +931,42 @@ impl Writer {
                 }
                 Err(r) => refused(r),
             },
-            Command::Connection { table, player, connected } => match state.decide_connection(op, table, player, *connected) {
-                Ok(events) => (events, Reply::ok(200, json!({"table": table, "player": player, "connected": connected}))),
+            Command::Connection {
+                table,
+                player,
+                connected,
+            } => match state.decide_connection(op, table, player, *connected) {
+                Ok(events) => (
+                    events,
+                    Reply::ok(
+                        200,
+                        json!({"table": table, "player": player, "connected": connected}),
+                    ),
+                ),
                 Err(r) => refused(r),
             },
         }
     }
 
     /// A dealer event refused on a round the operator owns is itself logged.
-    fn logged_refusal(&self, state: &State, op: &str, round: &str, event: Value, r: Refusal) -> (Vec<Event>, Reply) {
+    fn logged_refusal(
+        &self,
+        state: &State,
+        op: &str,
+        round: &str,
+        event: Value,
+        r: Refusal,
+    ) -> (Vec<Event>, Reply) {
         let reply = Reply::refusal(refusal_status(&r), &r);
         if state.round_of_operator(op, round).is_ok() {
-            (vec![Event::EventRefused { round: round.to_string(), event, refusal: r }], reply)
+            (
+                vec![Event::EventRefused {
+                    round: round.to_string(),
+                    event,
+                    refusal: r,
+                }],
+                reply,
+            )
         } else {
             (Vec::new(), reply)
         }
@@ -794,7 +976,10 @@ impl Writer {
 fn reused_key() -> Reply {
     Reply::refusal(
         422,
-        &Refusal::new("idempotency_key_reused", "this Idempotency-Key was used for a different request"),
+        &Refusal::new(
+            "idempotency_key_reused",
+            "this Idempotency-Key was used for a different request",
+        ),
     )
 }
 
@@ -803,7 +988,8 @@ pub fn refusal_status(r: &Refusal) -> u16 {
     match r.code.as_str() {
         "table_not_found" | "round_not_found" | "plan_not_found" => 404,
         "table_exists" => 409,
-        "out_of_order" | "betting_open" | "betting_closed" | "round_in_progress" | "table_closed" | "not_rng" | "wrong_mode" => 409,
+        "out_of_order" | "betting_open" | "betting_closed" | "round_in_progress"
+        | "table_closed" | "not_rng" | "wrong_mode" => 409,
         "unavailable" | "rng_unavailable" => 503,
         _ => 422,
     }
@@ -820,7 +1006,13 @@ fn outcome_body(round: &str, events: &[Event]) -> Value {
             Event::ResultRecorded { number, source, .. } => {
                 body["result"] = json!({"number": number, "source": source});
             }
-            Event::RoundSettled { settlements, stake_minor, paid_minor, rng_seed, .. } => {
+            Event::RoundSettled {
+                settlements,
+                stake_minor,
+                paid_minor,
+                rng_seed,
+                ..
+            } => {
                 body["phase"] = json!("settled");
                 body["settlements"] = json!(settlements);
                 body["stake_minor"] = json!(stake_minor);
@@ -829,7 +1021,12 @@ fn outcome_body(round: &str, events: &[Event]) -> Value {
                     body["rng_seed"] = json!(s);
                 }
             }
-            Event::RoundVoided { reason, refunds, refund_minor, .. } => {
+            Event::RoundVoided {
+                reason,
+                refunds,
+                refund_minor,
+                ..
+            } => {
                 body["phase"] = json!("voided");
                 body["reason"] = json!(reason);
                 body["refunds"] = json!(refunds);
@@ -843,12 +1040,17 @@ fn outcome_body(round: &str, events: &[Event]) -> Value {
 
 /// One event as an audit entry, with the ids it concerns.
 fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
-    let kind = pitboss_audit::entry::Kind::parse(ev.kind()).expect("event kinds are valid entry kinds");
+    let kind =
+        pitboss_audit::entry::Kind::parse(ev.kind()).expect("event kinds are valid entry kinds");
     let mut e = NewEntry::new(ts, kind, ev.payload()).operator(operator);
     let (table, round, bet): (Option<&str>, Option<&str>, Option<&str>) = match ev {
         Event::PlanLoaded { .. } => (None, None, None),
-        Event::TableOpened { table, .. } | Event::TableClosed { table, .. } => (Some(table), None, None),
-        Event::PlayerDisconnected { table, .. } | Event::PlayerReconnected { table, .. } => (Some(table), None, None),
+        Event::TableOpened { table, .. } | Event::TableClosed { table, .. } => {
+            (Some(table), None, None)
+        }
+        Event::PlayerDisconnected { table, .. } | Event::PlayerReconnected { table, .. } => {
+            (Some(table), None, None)
+        }
         Event::RoundOpened { round, table, .. } => (Some(table), Some(round), None),
         Event::BetAccepted { bet, round, .. } => (round.split('.').next(), Some(round), Some(bet)),
         Event::BetRefused { round, .. }
@@ -888,7 +1090,11 @@ pub mod read {
     use super::*;
 
     /// Canonical entries (as JSON values) with `seq` in `[from, from + limit)`.
-    pub fn entries_since(pool: &ReadPool, from: u64, limit: i64) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+    pub fn entries_since(
+        pool: &ReadPool,
+        from: u64,
+        limit: i64,
+    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
         let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
         let rows: Vec<(i64, Vec<u8>)> = audit_entries::table
             .filter(audit_entries::seq.ge(from as i64))
@@ -899,7 +1105,10 @@ pub mod read {
         Ok(rows.into_iter().map(|(s, c)| (s as u64, c)).collect())
     }
 
-    pub fn entries_of_round(pool: &ReadPool, round: &str) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+    pub fn entries_of_round(
+        pool: &ReadPool,
+        round: &str,
+    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
         let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
         let rows: Vec<(i64, Vec<u8>)> = audit_entries::table
             .filter(audit_entries::round_id.eq(round))
@@ -921,9 +1130,15 @@ pub mod read {
     /// Every signed checkpoint, smallest first.
     pub fn checkpoints(pool: &ReadPool) -> Result<Vec<SignedCheckpoint>, StoreError> {
         let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
-        let rows: Vec<String> = checkpoints::table.order(checkpoints::tree_size.asc()).select(checkpoints::note).load(&mut conn)?;
+        let rows: Vec<String> = checkpoints::table
+            .order(checkpoints::tree_size.asc())
+            .select(checkpoints::note)
+            .load(&mut conn)?;
         rows.iter()
-            .map(|t| SignedCheckpoint::parse(t).map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}"))))
+            .map(|t| {
+                SignedCheckpoint::parse(t)
+                    .map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}")))
+            })
             .collect()
     }
 
@@ -934,7 +1149,9 @@ pub mod read {
             .select(checkpoints::note)
             .first(&mut conn)
             .optional()?;
-        row.map(|t| SignedCheckpoint::parse(&t).map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}"))))
-            .transpose()
+        row.map(|t| {
+            SignedCheckpoint::parse(&t).map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}")))
+        })
+        .transpose()
     }
 }

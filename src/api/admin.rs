@@ -20,18 +20,38 @@ pub struct NewKey {
 
 /// Creates an API key; the response is the only time its secret is shown.
 #[post("/v1/admin/keys")]
-pub async fn create_key(state: web::Data<AppState>, caller: Caller, body: web::Bytes) -> Result<HttpResponse, Problem> {
+pub async fn create_key(
+    state: web::Data<AppState>,
+    caller: Caller,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
     caller.require(&[Role::Admin])?;
-    let b: NewKey = serde_json::from_slice(&body).map_err(|e| Problem::bad_request("malformed_json", e.to_string()))?;
+    let b: NewKey = serde_json::from_slice(&body)
+        .map_err(|e| Problem::bad_request("malformed_json", e.to_string()))?;
     match (b.role, &b.operator) {
-        (Role::Operator, Some(op)) => crate::round::check_id("operator", op).map_err(|r| Problem::bad_request("bad_id", r.message))?,
-        (Role::Operator, None) => return Err(Problem::bad_request("operator_required", "an operator key names its operator")),
-        (_, Some(_)) => return Err(Problem::bad_request("operator_not_allowed", "only operator keys name an operator")),
+        (Role::Operator, Some(op)) => crate::round::check_id("operator", op)
+            .map_err(|r| Problem::bad_request("bad_id", r.message))?,
+        (Role::Operator, None) => {
+            return Err(Problem::bad_request(
+                "operator_required",
+                "an operator key names its operator",
+            ))
+        }
+        (_, Some(_)) => {
+            return Err(Problem::bad_request(
+                "operator_not_allowed",
+                "only operator keys name an operator",
+            ))
+        }
         (_, None) => {}
     }
     let st = state.clone();
     let (id, key) = web::block(move || {
-        let mut conn = st.service.pool.get().map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
+        let mut conn = st
+            .service
+            .pool
+            .get()
+            .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
         st.keys.create(&mut conn, b.role, b.operator.as_deref())
     })
     .await
@@ -46,17 +66,66 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     let m = &state.service.metrics;
     let mut out = String::new();
     for (name, help, kind, value) in [
-        ("pitboss_bets_accepted_total", "Bets accepted and logged.", "counter", m.bets_accepted.load(Ordering::Relaxed)),
-        ("pitboss_bets_refused_total", "Bets refused and logged.", "counter", m.bets_refused.load(Ordering::Relaxed)),
-        ("pitboss_rounds_settled_total", "Rounds settled.", "counter", m.rounds_settled.load(Ordering::Relaxed)),
-        ("pitboss_rounds_voided_total", "Rounds voided with every stake refunded.", "counter", m.rounds_voided.load(Ordering::Relaxed)),
-        ("pitboss_log_batches_total", "Group commits of the audit log.", "counter", m.batches.load(Ordering::Relaxed)),
-        ("pitboss_log_batch_commands_total", "Commands written in those group commits.", "counter", m.batch_commands.load(Ordering::Relaxed)),
-        ("pitboss_log_entries", "Entries in the audit log.", "gauge", m.log_entries.load(Ordering::Relaxed)),
-        ("pitboss_checkpoints_total", "Checkpoints signed.", "counter", m.checkpoints.load(Ordering::Relaxed)),
-        ("pitboss_storage_failures_total", "Batches or checkpoints the database refused.", "counter", m.storage_failures.load(Ordering::Relaxed)),
+        (
+            "pitboss_bets_accepted_total",
+            "Bets accepted and logged.",
+            "counter",
+            m.bets_accepted.load(Ordering::Relaxed),
+        ),
+        (
+            "pitboss_bets_refused_total",
+            "Bets refused and logged.",
+            "counter",
+            m.bets_refused.load(Ordering::Relaxed),
+        ),
+        (
+            "pitboss_rounds_settled_total",
+            "Rounds settled.",
+            "counter",
+            m.rounds_settled.load(Ordering::Relaxed),
+        ),
+        (
+            "pitboss_rounds_voided_total",
+            "Rounds voided with every stake refunded.",
+            "counter",
+            m.rounds_voided.load(Ordering::Relaxed),
+        ),
+        (
+            "pitboss_log_batches_total",
+            "Group commits of the audit log.",
+            "counter",
+            m.batches.load(Ordering::Relaxed),
+        ),
+        (
+            "pitboss_log_batch_commands_total",
+            "Commands written in those group commits.",
+            "counter",
+            m.batch_commands.load(Ordering::Relaxed),
+        ),
+        (
+            "pitboss_log_entries",
+            "Entries in the audit log.",
+            "gauge",
+            m.log_entries.load(Ordering::Relaxed),
+        ),
+        (
+            "pitboss_checkpoints_total",
+            "Checkpoints signed.",
+            "counter",
+            m.checkpoints.load(Ordering::Relaxed),
+        ),
+        (
+            "pitboss_storage_failures_total",
+            "Batches or checkpoints the database refused.",
+            "counter",
+            m.storage_failures.load(Ordering::Relaxed),
+        ),
     ] {
-        out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"));
+        out.push_str(&format!(
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
+        ));
     }
-    HttpResponse::Ok().content_type("text/plain; version=0.0.4").body(out)
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(out)
 }

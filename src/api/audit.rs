@@ -25,7 +25,9 @@ pub struct Since {
     pub limit: Option<i64>,
 }
 
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, crate::store::StoreError> + Send + 'static) -> Result<T, Problem> {
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, crate::store::StoreError> + Send + 'static,
+) -> Result<T, Problem> {
     web::block(f)
         .await
         .map_err(|e| unavailable(&e.to_string()))?
@@ -34,7 +36,11 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, crate::store:
 
 /// Entries with `seq ≥ since`, at most `limit` (default and maximum 10 000).
 #[get("/v1/audit/entries")]
-pub async fn entries(state: web::Data<AppState>, caller: Caller, q: web::Query<Since>) -> Result<HttpResponse, Problem> {
+pub async fn entries(
+    state: web::Data<AppState>,
+    caller: Caller,
+    q: web::Query<Since>,
+) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
     let limit = q.limit.unwrap_or(MAX_PAGE).clamp(1, MAX_PAGE);
     let pool = state.service.pool.clone();
@@ -49,20 +55,35 @@ pub async fn entries(state: web::Data<AppState>, caller: Caller, q: web::Query<S
 
 /// The latest signed checkpoint, as note text (`text/plain`).
 #[get("/v1/audit/checkpoint")]
-pub async fn checkpoint(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, Problem> {
+pub async fn checkpoint(
+    state: web::Data<AppState>,
+    caller: Caller,
+) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
     let pool = state.service.pool.clone();
     match blocking(move || read::latest_checkpoint(&pool)).await? {
-        Some(cp) => Ok(HttpResponse::Ok().content_type("text/plain; charset=utf-8").body(cp.to_text())),
-        None => Err(Problem::not_found("no_checkpoint", "no checkpoint has been signed yet")),
+        Some(cp) => Ok(HttpResponse::Ok()
+            .content_type("text/plain; charset=utf-8")
+            .body(cp.to_text())),
+        None => Err(Problem::not_found(
+            "no_checkpoint",
+            "no checkpoint has been signed yet",
+        )),
     }
 }
 
 /// Signs a checkpoint of everything logged so far, now.
 #[post("/v1/audit/checkpoint")]
-pub async fn checkpoint_now(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, Problem> {
+pub async fn checkpoint_now(
+    state: web::Data<AppState>,
+    caller: Caller,
+) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
-    let size = state.service.checkpoint_now().await.map_err(|e| unavailable(&e))?;
+    let size = state
+        .service
+        .checkpoint_now()
+        .await
+        .map_err(|e| unavailable(&e))?;
     Ok(HttpResponse::Ok().json(json!({"tree_size": size})))
 }
 
@@ -71,26 +92,44 @@ struct Leaves<'a>(&'a [pitboss_audit::hash::Hash]);
 impl LeafSource for Leaves<'_> {
     type Error = String;
     fn leaf_hash(&self, index: u64) -> Result<pitboss_audit::hash::Hash, String> {
-        self.0.get(index as usize).copied().ok_or_else(|| format!("no leaf {index}"))
+        self.0
+            .get(index as usize)
+            .copied()
+            .ok_or_else(|| format!("no leaf {index}"))
     }
 }
 
 /// A self-contained inclusion proof of entry `seq` against the latest checkpoint, in the
 /// format `pitboss-audit check-proof` reads.
 #[get("/v1/audit/proof/{seq}")]
-pub async fn proof(state: web::Data<AppState>, caller: Caller, path: web::Path<u64>) -> Result<HttpResponse, Problem> {
+pub async fn proof(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<u64>,
+) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
     let seq = path.into_inner();
-    state.service.checkpoint_now().await.map_err(|e| unavailable(&e))?;
+    state
+        .service
+        .checkpoint_now()
+        .await
+        .map_err(|e| unavailable(&e))?;
     let pool = state.service.pool.clone();
-    let (entry, cp) = blocking(move || Ok((read::entry(&pool, seq)?, read::latest_checkpoint(&pool)?))).await?;
-    let entry = entry.ok_or_else(|| Problem::not_found("entry_not_found", format!("no entry {seq}")))?;
-    let cp = cp.ok_or_else(|| Problem::not_found("no_checkpoint", "no checkpoint has been signed yet"))?;
+    let (entry, cp) =
+        blocking(move || Ok((read::entry(&pool, seq)?, read::latest_checkpoint(&pool)?))).await?;
+    let entry =
+        entry.ok_or_else(|| Problem::not_found("entry_not_found", format!("no entry {seq}")))?;
+    let cp =
+        cp.ok_or_else(|| Problem::not_found("no_checkpoint", "no checkpoint has been signed yet"))?;
     if seq >= cp.checkpoint.size {
-        return Err(Problem::not_found("entry_not_covered", format!("entry {seq} is not yet covered by a checkpoint")));
+        return Err(Problem::not_found(
+            "entry_not_covered",
+            format!("entry {seq} is not yet covered by a checkpoint"),
+        ));
     }
     let leaves = state.service.leaves.read().expect("leaves lock");
-    let file = pitboss_audit::proof::make_proof(&Leaves(&leaves), &entry, seq, &cp).map_err(|e| unavailable(&e.to_string()))?;
+    let file = pitboss_audit::proof::make_proof(&Leaves(&leaves), &entry, seq, &cp)
+        .map_err(|e| unavailable(&e.to_string()))?;
     Ok(HttpResponse::Ok().json(file))
 }
 
@@ -99,13 +138,26 @@ pub async fn proof(state: web::Data<AppState>, caller: Caller, path: web::Path<u
 #[get("/v1/audit/export")]
 pub async fn export(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
-    state.service.checkpoint_now().await.map_err(|e| unavailable(&e))?;
+    state
+        .service
+        .checkpoint_now()
+        .await
+        .map_err(|e| unavailable(&e))?;
     let pool = state.service.pool.clone();
-    let header = ExportHeader::new(&state.service.origin, state.service.key_validity.read().expect("keys lock").clone());
+    let header = ExportHeader::new(
+        &state.service.origin,
+        state
+            .service
+            .key_validity
+            .read()
+            .expect("keys lock")
+            .clone(),
+    );
     let bytes = blocking(move || {
         let cps = read::checkpoints(&pool)?;
         let size = cps.last().map_or(0, |c| c.checkpoint.size);
-        let mut w = ExportWriter::new(Vec::new(), &header).map_err(|e| crate::store::StoreError::Corrupt(e.to_string()))?;
+        let mut w = ExportWriter::new(Vec::new(), &header)
+            .map_err(|e| crate::store::StoreError::Corrupt(e.to_string()))?;
         let mut cps = cps.into_iter().peekable();
         let io = |e: std::io::Error| crate::store::StoreError::Corrupt(e.to_string());
         while let Some(cp) = cps.next_if(|c| c.checkpoint.size == 0) {
@@ -128,11 +180,15 @@ pub async fn export(state: web::Data<AppState>, caller: Caller) -> Result<HttpRe
         w.finish().map_err(io)
     })
     .await?;
-    Ok(HttpResponse::Ok().content_type("application/jsonl").body(bytes))
+    Ok(HttpResponse::Ok()
+        .content_type("application/jsonl")
+        .body(bytes))
 }
 
 /// The log's public key (PKCS#8 PEM) and key validity, for `pitboss-audit verify --public-key`.
 #[get("/v1/audit/public-key")]
 pub async fn public_key(state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().content_type("application/x-pem-file").body(state.service.public_key_pem.clone())
+    HttpResponse::Ok()
+        .content_type("application/x-pem-file")
+        .body(state.service.public_key_pem.clone())
 }

@@ -92,7 +92,10 @@ impl Caller {
             Ok(())
         } else {
             let names: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
-            Err(forbidden(&format!("this needs the role {}", names.join(" or "))))
+            Err(forbidden(&format!(
+                "this needs the role {}",
+                names.join(" or ")
+            )))
         }
     }
 }
@@ -102,7 +105,12 @@ pub fn forbidden(detail: &str) -> Problem {
 }
 
 fn unauthorized(detail: &str) -> Problem {
-    Problem::new(StatusCode::UNAUTHORIZED, "unauthorized", "Unauthorized", detail)
+    Problem::new(
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+        "Unauthorized",
+        detail,
+    )
 }
 
 fn secret_hash(secret: &str) -> String {
@@ -128,22 +136,47 @@ fn random_hex(bytes: usize) -> Result<String, StoreError> {
 impl KeyRing {
     pub fn load(conn: &mut DbConnection) -> Result<KeyRing, StoreError> {
         let rows: Vec<(String, String, String, Option<String>)> = api_keys::table
-            .select((api_keys::key_id, api_keys::secret_hash, api_keys::role, api_keys::operator_id))
+            .select((
+                api_keys::key_id,
+                api_keys::secret_hash,
+                api_keys::role,
+                api_keys::operator_id,
+            ))
             .load(conn)?;
         let mut keys = HashMap::new();
         for (id, secret_hash, role, operator) in rows {
-            let role = Role::parse(&role).ok_or_else(|| StoreError::Corrupt(format!("key {id}: role {role}")))?;
-            keys.insert(id, StoredKey { secret_hash, role, operator });
+            let role = Role::parse(&role)
+                .ok_or_else(|| StoreError::Corrupt(format!("key {id}: role {role}")))?;
+            keys.insert(
+                id,
+                StoredKey {
+                    secret_hash,
+                    role,
+                    operator,
+                },
+            );
         }
-        Ok(KeyRing { keys: RwLock::new(keys) })
+        Ok(KeyRing {
+            keys: RwLock::new(keys),
+        })
     }
 
     pub fn has_admin(&self) -> bool {
-        self.keys.read().expect("keys lock").values().any(|k| k.role == Role::Admin)
+        self.keys
+            .read()
+            .expect("keys lock")
+            .values()
+            .any(|k| k.role == Role::Admin)
     }
 
     /// Stores a key given in full (the configured bootstrap admin key).
-    pub fn insert_given(&self, conn: &mut DbConnection, key: &str, role: Role, operator: Option<&str>) -> Result<(), StoreError> {
+    pub fn insert_given(
+        &self,
+        conn: &mut DbConnection,
+        key: &str,
+        role: Role,
+        operator: Option<&str>,
+    ) -> Result<(), StoreError> {
         let (id, secret) = split_key(key).ok_or_else(|| {
             StoreError::Corrupt("a key is pb_<16 hex digits>_<64 hex digits>".to_string())
         })?;
@@ -151,14 +184,26 @@ impl KeyRing {
     }
 
     /// Creates a new key and returns it in full: the only time its secret is shown.
-    pub fn create(&self, conn: &mut DbConnection, role: Role, operator: Option<&str>) -> Result<(String, String), StoreError> {
+    pub fn create(
+        &self,
+        conn: &mut DbConnection,
+        role: Role,
+        operator: Option<&str>,
+    ) -> Result<(String, String), StoreError> {
         let id = random_hex(8)?;
         let secret = random_hex(32)?;
         self.store(conn, &id, &secret_hash(&secret), role, operator)?;
         Ok((id.clone(), format!("pb_{id}_{secret}")))
     }
 
-    fn store(&self, conn: &mut DbConnection, id: &str, hash: &str, role: Role, operator: Option<&str>) -> Result<(), StoreError> {
+    fn store(
+        &self,
+        conn: &mut DbConnection,
+        id: &str,
+        hash: &str,
+        role: Role,
+        operator: Option<&str>,
+    ) -> Result<(), StoreError> {
         diesel::insert_into(api_keys::table)
             .values((
                 api_keys::key_id.eq(id),
@@ -180,11 +225,13 @@ impl KeyRing {
     }
 
     pub fn authenticate(&self, header: Option<&str>) -> Result<Caller, Problem> {
-        let header = header.ok_or_else(|| unauthorized("send `Authorization: Bearer <API key>`"))?;
+        let header =
+            header.ok_or_else(|| unauthorized("send `Authorization: Bearer <API key>`"))?;
         let key = header
             .strip_prefix("Bearer ")
             .ok_or_else(|| unauthorized("the Authorization header must be `Bearer <API key>`"))?;
-        let (id, secret) = split_key(key.trim()).ok_or_else(|| unauthorized("malformed API key"))?;
+        let (id, secret) =
+            split_key(key.trim()).ok_or_else(|| unauthorized("malformed API key"))?;
         let keys = self.keys.read().expect("keys lock");
         match keys.get(id) {
             Some(k) if k.secret_hash == secret_hash(secret) => Ok(Caller {

@@ -99,5 +99,10 @@ pub fn not_found_route() -> Problem {
 
 /// The service cannot answer now (storage, capacity): 503, safe to retry.
 pub fn unavailable(detail: &str) -> Problem {
-    Problem::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable", detail)
+    Problem::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "unavailable",
+        "Service unavailable",
+        detail,
+    )
 }

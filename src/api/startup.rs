@@ -78,22 +78,30 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// Runs the service until it is stopped; prints `listening on http://ADDR` once bound.
 pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
-    std::fs::create_dir_all(&config.data_dir).map_err(|e| format!("{}: {e}", config.data_dir.display()))?;
+    std::fs::create_dir_all(&config.data_dir)
+        .map_err(|e| format!("{}: {e}", config.data_dir.display()))?;
     let url = config
         .database_url
         .as_deref()
         .map(DatabaseUrl::parse)
         .unwrap_or_else(|| DatabaseUrl::default_in(&config.data_dir));
-    let key_path = config.signing_key.clone().unwrap_or_else(|| config.data_dir.join("signing-key.pem"));
-    let service = Service::start(url.clone(), plans, &key_path, &config.origin).map_err(|e| e.to_string())?;
+    let key_path = config
+        .signing_key
+        .clone()
+        .unwrap_or_else(|| config.data_dir.join("signing-key.pem"));
+    let service =
+        Service::start(url.clone(), plans, &key_path, &config.origin).map_err(|e| e.to_string())?;
     let mut conn = store::connect(&url).map_err(|e| e.to_string())?;
     let keys = KeyRing::load(&mut conn).map_err(|e| e.to_string())?;
     if let Some(k) = &config.admin_key {
         if !keys.has_admin() {
-            keys.insert_given(&mut conn, k, Role::Admin, None).map_err(|e| format!("admin key: {e}"))?;
+            keys.insert_given(&mut conn, k, Role::Admin, None)
+                .map_err(|e| format!("admin key: {e}"))?;
         }
     } else if !keys.has_admin() {
-        let (_, key) = keys.create(&mut conn, Role::Admin, None).map_err(|e| e.to_string())?;
+        let (_, key) = keys
+            .create(&mut conn, Role::Admin, None)
+            .map_err(|e| e.to_string())?;
         // Shown once: only its hash is stored.
         println!("bootstrap admin key (shown once, store it now): {key}");
     }
@@ -107,9 +115,13 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         App::new()
             .app_data(state.clone())
             .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
-            .app_data(web::JsonConfig::default().limit(MAX_BODY_BYTES).error_handler(|err, _| {
-                Problem::bad_request("malformed_json", err.to_string()).into()
-            }))
+            .app_data(
+                web::JsonConfig::default()
+                    .limit(MAX_BODY_BYTES)
+                    .error_handler(|err, _| {
+                        Problem::bad_request("malformed_json", err.to_string()).into()
+                    }),
+            )
             .app_data(web::QueryConfig::default().error_handler(|err, _| {
                 Problem::bad_request("malformed_query", err.to_string()).into()
             }))
@@ -117,7 +129,9 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                 Problem::bad_request("malformed_path", err.to_string()).into()
             }))
             .configure(configure)
-            .default_service(web::to(|| async { Err::<HttpResponse, Problem>(not_found_route()) }))
+            .default_service(web::to(|| async {
+                Err::<HttpResponse, Problem>(not_found_route())
+            }))
     })
     .bind(&config.bind)
     .map_err(|e| format!("bind {}: {e}", config.bind))?;

@@ -26,7 +26,12 @@ fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Idempotency, Problem> {
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
         .filter(|k| !k.is_empty())
-        .ok_or_else(|| Problem::bad_request("idempotency_key_required", "every change carries an Idempotency-Key header"))?;
+        .ok_or_else(|| {
+            Problem::bad_request(
+                "idempotency_key_required",
+                "every change carries an Idempotency-Key header",
+            )
+        })?;
     if key.len() > MAX_IDEMPOTENCY_KEY || !key.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(Problem::bad_request(
             "bad_idempotency_key",
@@ -50,7 +55,8 @@ fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Problem> {
 }
 
 fn respond(reply: Reply) -> HttpResponse {
-    let status = actix_web::http::StatusCode::from_u16(reply.status).unwrap_or(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR);
+    let status = actix_web::http::StatusCode::from_u16(reply.status)
+        .unwrap_or(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR);
     let mut b = HttpResponse::build(status);
     if reply.is_problem() {
         b.content_type("application/problem+json");
@@ -58,10 +64,18 @@ fn respond(reply: Reply) -> HttpResponse {
     b.json(reply.body)
 }
 
-async fn run(state: &AppState, caller: &Caller, req: &HttpRequest, body: &[u8], command: Command) -> Result<HttpResponse, Problem> {
+async fn run(
+    state: &AppState,
+    caller: &Caller,
+    req: &HttpRequest,
+    body: &[u8],
+    command: Command,
+) -> Result<HttpResponse, Problem> {
     let operator = caller.operator()?;
     let idem = idempotency(req, body)?;
-    Ok(respond(state.service.submit(operator, Some(idem), command).await))
+    Ok(respond(
+        state.service.submit(operator, Some(idem), command).await,
+    ))
 }
 
 #[derive(Debug, Deserialize)]
@@ -74,9 +88,25 @@ pub struct OpenTable {
 }
 
 #[post("/v1/tables")]
-pub async fn open_table(state: web::Data<AppState>, caller: Caller, req: HttpRequest, body: web::Bytes) -> Result<HttpResponse, Problem> {
+pub async fn open_table(
+    state: web::Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
     let b: OpenTable = parse(&body)?;
-    run(&state, &caller, &req, &body, Command::OpenTable { table: b.table, plan: b.plan, mode: b.mode }).await
+    run(
+        &state,
+        &caller,
+        &req,
+        &body,
+        Command::OpenTable {
+            table: b.table,
+            plan: b.plan,
+            mode: b.mode,
+        },
+    )
+    .await
 }
 
 #[derive(Debug, Deserialize)]
@@ -86,17 +116,48 @@ pub struct Reason {
 }
 
 #[post("/v1/tables/{table}/close")]
-pub async fn close_table(state: web::Data<AppState>, caller: Caller, req: HttpRequest, path: web::Path<String>, body: web::Bytes) -> Result<HttpResponse, Problem> {
+pub async fn close_table(
+    state: web::Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
     let b: Reason = parse(&body)?;
-    run(&state, &caller, &req, &body, Command::CloseTable { table: path.into_inner(), reason: b.reason }).await
+    run(
+        &state,
+        &caller,
+        &req,
+        &body,
+        Command::CloseTable {
+            table: path.into_inner(),
+            reason: b.reason,
+        },
+    )
+    .await
 }
 
 #[post("/v1/tables/{table}/rounds")]
-pub async fn open_round(state: web::Data<AppState>, caller: Caller, req: HttpRequest, path: web::Path<String>, body: web::Bytes) -> Result<HttpResponse, Problem> {
+pub async fn open_round(
+    state: web::Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
     if !body.is_empty() {
         let _: serde_json::Map<String, Value> = parse(&body)?;
     }
-    run(&state, &caller, &req, &body, Command::OpenRound { table: path.into_inner() }).await
+    run(
+        &state,
+        &caller,
+        &req,
+        &body,
+        Command::OpenRound {
+            table: path.into_inner(),
+        },
+    )
+    .await
 }
 
 #[derive(Debug, Deserialize)]
@@ -107,9 +168,26 @@ pub struct PlayerConnection {
 }
 
 #[post("/v1/tables/{table}/players")]
-pub async fn player_connection(state: web::Data<AppState>, caller: Caller, req: HttpRequest, path: web::Path<String>, body: web::Bytes) -> Result<HttpResponse, Problem> {
+pub async fn player_connection(
+    state: web::Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
     let b: PlayerConnection = parse(&body)?;
-    run(&state, &caller, &req, &body, Command::Connection { table: path.into_inner(), player: b.player, connected: b.connected }).await
+    run(
+        &state,
+        &caller,
+        &req,
+        &body,
+        Command::Connection {
+            table: path.into_inner(),
+            player: b.player,
+            connected: b.connected,
+        },
+    )
+    .await
 }
 
 #[derive(Debug, Deserialize)]
@@ -120,17 +198,38 @@ pub struct Bets {
 }
 
 #[post("/v1/rounds/{round}/bets")]
-pub async fn place_bets(state: web::Data<AppState>, caller: Caller, req: HttpRequest, path: web::Path<String>, body: web::Bytes) -> Result<HttpResponse, Problem> {
+pub async fn place_bets(
+    state: web::Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
     let b: Bets = parse(&body)?;
     let mut bets = Vec::with_capacity(b.bets.len());
     for (i, mut bet) in b.bets.into_iter().enumerate() {
         let player = match bet.as_object_mut().and_then(|m| m.remove("player")) {
             Some(Value::String(p)) => p,
-            _ => return Err(Problem::bad_request("malformed_json", format!("bets[{i}].player: a string naming the player is required"))),
+            _ => {
+                return Err(Problem::bad_request(
+                    "malformed_json",
+                    format!("bets[{i}].player: a string naming the player is required"),
+                ))
+            }
         };
         bets.push((player, bet));
     }
-    run(&state, &caller, &req, &body, Command::Bets { round: path.into_inner(), bets }).await
+    run(
+        &state,
+        &caller,
+        &req,
+        &body,
+        Command::Bets {
+            round: path.into_inner(),
+            bets,
+        },
+    )
+    .await
 }
 
 /// A dealer event. `type` is `close_betting`, `spin` (live: `number`, `ball_against_rotation`,
@@ -139,57 +238,119 @@ pub async fn place_bets(state: web::Data<AppState>, caller: Caller, req: HttpReq
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DealerEvent {
     CloseBetting,
-    Spin { number: u8, ball_against_rotation: bool, ball_revolutions: u8 },
+    Spin {
+        number: u8,
+        ball_against_rotation: bool,
+        ball_revolutions: u8,
+    },
     Draw,
 }
 
 #[post("/v1/rounds/{round}/events")]
-pub async fn post_event(state: web::Data<AppState>, caller: Caller, req: HttpRequest, path: web::Path<String>, body: web::Bytes) -> Result<HttpResponse, Problem> {
+pub async fn post_event(
+    state: web::Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
     let e: DealerEvent = parse(&body)?;
     let round = path.into_inner();
     let command = match e {
         DealerEvent::CloseBetting => Command::CloseBetting { round },
-        DealerEvent::Spin { number, ball_against_rotation, ball_revolutions } => Command::Spin { round, number, ball_against_rotation, ball_revolutions },
+        DealerEvent::Spin {
+            number,
+            ball_against_rotation,
+            ball_revolutions,
+        } => Command::Spin {
+            round,
+            number,
+            ball_against_rotation,
+            ball_revolutions,
+        },
         DealerEvent::Draw => Command::Draw { round },
     };
     run(&state, &caller, &req, &body, command).await
 }
 
 #[post("/v1/rounds/{round}/void")]
-pub async fn void_round(state: web::Data<AppState>, caller: Caller, req: HttpRequest, path: web::Path<String>, body: web::Bytes) -> Result<HttpResponse, Problem> {
+pub async fn void_round(
+    state: web::Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
     let b: Reason = parse(&body)?;
-    run(&state, &caller, &req, &body, Command::Void { round: path.into_inner(), reason: b.reason }).await
+    run(
+        &state,
+        &caller,
+        &req,
+        &body,
+        Command::Void {
+            round: path.into_inner(),
+            reason: b.reason,
+        },
+    )
+    .await
 }
 
-fn visible_table<'a>(caller: &Caller, t: Option<&'a TableState>) -> Result<&'a TableState, Problem> {
+fn visible_table<'a>(
+    caller: &Caller,
+    t: Option<&'a TableState>,
+) -> Result<&'a TableState, Problem> {
     match t {
-        Some(t) if caller.reads_all() || caller.operator.as_deref() == Some(t.operator.as_str()) => Ok(t),
+        Some(t)
+            if caller.reads_all() || caller.operator.as_deref() == Some(t.operator.as_str()) =>
+        {
+            Ok(t)
+        }
         _ => Err(Problem::not_found("table_not_found", "no such table")),
     }
 }
 
 #[get("/v1/tables/{table}")]
-pub async fn get_table(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result<HttpResponse, Problem> {
+pub async fn get_table(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result<HttpResponse, Problem> {
     let s = state.service.state.read().expect("state lock");
     let t = visible_table(&caller, s.tables.get(path.as_str()))?;
     Ok(HttpResponse::Ok().json(t))
 }
 
-fn visible_round<'a>(caller: &Caller, s: &'a crate::round::State, round: &str) -> Result<&'a RoundState, Problem> {
-    let r = s.rounds.get(round).ok_or_else(|| Problem::not_found("round_not_found", format!("no round {round}")))?;
-    visible_table(caller, s.tables.get(&r.table)).map_err(|_| Problem::not_found("round_not_found", format!("no round {round}")))?;
+fn visible_round<'a>(
+    caller: &Caller,
+    s: &'a crate::round::State,
+    round: &str,
+) -> Result<&'a RoundState, Problem> {
+    let r = s
+        .rounds
+        .get(round)
+        .ok_or_else(|| Problem::not_found("round_not_found", format!("no round {round}")))?;
+    visible_table(caller, s.tables.get(&r.table))
+        .map_err(|_| Problem::not_found("round_not_found", format!("no round {round}")))?;
     Ok(r)
 }
 
 #[get("/v1/rounds/{round}")]
-pub async fn get_round(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result<HttpResponse, Problem> {
+pub async fn get_round(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result<HttpResponse, Problem> {
     let s = state.service.state.read().expect("state lock");
     Ok(HttpResponse::Ok().json(visible_round(&caller, &s, &path)?))
 }
 
 /// What each bet of a settled round pays, or the refunds of a voided one.
 #[get("/v1/rounds/{round}/settlement")]
-pub async fn get_settlement(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result<HttpResponse, Problem> {
+pub async fn get_settlement(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result<HttpResponse, Problem> {
     let s = state.service.state.read().expect("state lock");
     let r = visible_round(&caller, &s, &path)?;
     match (&r.settlements, &r.refunds) {
@@ -214,7 +375,11 @@ pub async fn get_settlement(state: web::Data<AppState>, caller: Caller, path: we
 /// The complete history of a round, as a player dispute needs it: every logged entry
 /// concerning the round, in order, with its sequence number (for an inclusion proof).
 #[get("/v1/rounds/{round}/recall")]
-pub async fn recall(state: web::Data<AppState>, caller: Caller, path: web::Path<String>) -> Result<HttpResponse, Problem> {
+pub async fn recall(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> Result<HttpResponse, Problem> {
     let round = path.into_inner();
     let (plan, table) = {
         let s = state.service.state.read().expect("state lock");

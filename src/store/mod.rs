@@ -60,7 +60,12 @@ impl DatabaseUrl {
 
     /// The embedded default: `<data_dir>/pitboss.sqlite`.
     pub fn default_in(data_dir: &Path) -> DatabaseUrl {
-        DatabaseUrl::Sqlite(data_dir.join("pitboss.sqlite").to_string_lossy().into_owned())
+        DatabaseUrl::Sqlite(
+            data_dir
+                .join("pitboss.sqlite")
+                .to_string_lossy()
+                .into_owned(),
+        )
     }
 
     pub fn as_str(&self) -> &str {
@@ -87,7 +92,9 @@ pub fn connect(url: &DatabaseUrl) -> Result<DbConnection, StoreError> {
         source,
     };
     match url {
-        DatabaseUrl::Postgres(u) => Ok(DbConnection::Pg(diesel::PgConnection::establish(u).map_err(err)?)),
+        DatabaseUrl::Postgres(u) => Ok(DbConnection::Pg(
+            diesel::PgConnection::establish(u).map_err(err)?,
+        )),
         DatabaseUrl::Sqlite(path) => {
             let mut c = diesel::SqliteConnection::establish(path).map_err(err)?;
             c.batch_execute(SQLITE_PRAGMAS)?;
@@ -101,7 +108,9 @@ pub fn migrate(url: &DatabaseUrl) -> Result<usize, StoreError> {
     let mut conn = connect(url)?;
     let ran = match &mut conn {
         DbConnection::Sqlite(c) => c.run_pending_migrations(SQLITE_MIGRATIONS).map(|v| v.len()),
-        DbConnection::Pg(c) => c.run_pending_migrations(POSTGRES_MIGRATIONS).map(|v| v.len()),
+        DbConnection::Pg(c) => c
+            .run_pending_migrations(POSTGRES_MIGRATIONS)
+            .map(|v| v.len()),
     }
     .map_err(|e| StoreError::Migrate(e.to_string()))?;
     Ok(ran)

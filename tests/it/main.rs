@@ -1,10 +1,12 @@
 //! All integration tests link into this one binary (one link instead of one per file).
 
 mod api_plans;
+mod api_roulette;
 mod plan_blackjack;
 mod plan_cards;
 mod plan_format;
 mod plan_player_games;
 mod plan_roulette;
+mod replay;
 mod server;
 mod source;

@@ -1,36 +1,158 @@
-//! Spawns the real `pitboss serve` binary on a free port and talks HTTP to it.
+//! Spawns the real `pitboss serve` binary on a free port, against a fresh SQLite file or a
+//! fresh PostgreSQL database, and talks HTTP to it.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+
+use serde_json::Value;
+
+/// Which database a test server uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The PostgreSQL server the tests use (trust auth); each test gets its own database on it.
+pub fn pg_admin_url() -> String {
+    std::env::var("PITBOSS_TEST_PG").unwrap_or_else(|_| "postgres://127.0.0.1:5432/test".into())
+}
+
+/// A fresh PostgreSQL database, dropped when this is dropped.
+pub struct PgDatabase {
+    pub name: String,
+    pub url: String,
+}
+
+impl PgDatabase {
+    pub fn create() -> PgDatabase {
+        use diesel::RunQueryDsl;
+        let admin = pg_admin_url();
+        let mut conn =
+            pitboss::store::connect(&pitboss::store::DatabaseUrl::Postgres(admin.clone()))
+                .expect("PostgreSQL must be running for the tests (see .ci/run)");
+        let name = format!("pitboss_test_{:016x}", rand_u64());
+        diesel::sql_query(format!("CREATE DATABASE {name}"))
+            .execute(&mut conn)
+            .expect("create test database");
+        let base = admin
+            .rsplit_once('/')
+            .map_or(admin.as_str(), |(b, _)| b)
+            .to_string();
+        PgDatabase {
+            url: format!("{base}/{name}"),
+            name,
+        }
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        use diesel::RunQueryDsl;
+        if let Ok(mut conn) =
+            pitboss::store::connect(&pitboss::store::DatabaseUrl::Postgres(pg_admin_url()))
+        {
+            let _ = diesel::sql_query(format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ))
+            .execute(&mut conn);
+        }
+    }
+}
+
+pub fn rand_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos(),
+    );
+    h.write_u32(std::process::id());
+    h.finish()
+}
+
+/// Where a server keeps its data; survives restarts of the server.
+pub struct Storage {
+    pub data: tempfile::TempDir,
+    pub pg: Option<PgDatabase>,
+}
+
+impl Storage {
+    pub fn new(backend: Backend) -> Storage {
+        Storage {
+            data: tempfile::tempdir().expect("temp dir"),
+            pg: (backend == Backend::Postgres).then(PgDatabase::create),
+        }
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        self.data.path()
+    }
+}
 
 pub struct TestServer {
     child: Child,
     pub base: String,
-    _data: tempfile::TempDir,
+    /// The bootstrap admin key the server printed on its first start.
+    pub admin_key: Option<String>,
+    _own_storage: Option<Storage>,
 }
 
+/// The admin key every test server is started with.
+pub const ADMIN_KEY: &str =
+    "pb_00000000000000aa_00000000000000000000000000000000000000000000000000000000000000aa";
+
 impl TestServer {
-    /// Starts the service on `plans_dir` with a fresh data directory.
+    /// Starts the service on `plans_dir` with a fresh SQLite data directory.
     pub fn start(plans_dir: &Path) -> TestServer {
-        let data = tempfile::tempdir().expect("temp dir");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pitboss"))
-            .arg("--plans")
+        let storage = Storage::new(Backend::Sqlite);
+        let mut s = TestServer::spawn(plans_dir, &storage, &[]);
+        s._own_storage = Some(storage);
+        s
+    }
+
+    /// Starts the service on the committed plans with the given storage (reusable across restarts).
+    pub fn on(storage: &Storage) -> TestServer {
+        TestServer::spawn(
+            &crate::source::plans_dir(),
+            storage,
+            &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)],
+        )
+    }
+
+    pub fn spawn(plans_dir: &Path, storage: &Storage, env: &[(&str, &str)]) -> TestServer {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pitboss"));
+        cmd.arg("--plans")
             .arg(plans_dir)
             .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
-            .arg(data.path())
+            .arg(storage.data_dir())
+            .env_remove("DATABASE_URL")
+            .env_remove("PITBOSS_ADMIN_KEY")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn pitboss serve");
+            .stderr(Stdio::inherit());
+        if let Some(pg) = &storage.pg {
+            cmd.args(["--database-url", &pg.url]);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn pitboss serve");
         let stdout = child.stdout.take().expect("piped stdout");
         let mut lines = BufReader::new(stdout).lines();
+        let mut admin_key = None;
         let base = loop {
             match lines.next() {
                 Some(Ok(line)) => {
                     if let Some(addr) = line.strip_prefix("listening on ") {
                         break addr.trim().to_string();
+                    }
+                    if let Some(k) = line.split("store it now): ").nth(1) {
+                        admin_key = Some(k.trim().to_string());
                     }
                 }
                 _ => {
@@ -44,7 +166,8 @@ impl TestServer {
         TestServer {
             child,
             base,
-            _data: data,
+            admin_key,
+            _own_storage: None,
         }
     }
 
@@ -52,32 +175,115 @@ impl TestServer {
         format!("{}{}", self.base, path)
     }
 
-    /// GET returning (status, content type, JSON body).
-    pub fn get(&self, path: &str) -> (u16, String, serde_json::Value) {
-        let agent = ureq::Agent::config_builder()
+    fn agent() -> ureq::Agent {
+        ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(10)))
+            .timeout_global(Some(Duration::from_secs(30)))
             .build()
-            .new_agent();
-        let mut resp = agent.get(&self.url(path)).call().expect("HTTP request");
+            .new_agent()
+    }
+
+    /// GET returning (status, content type, JSON body).
+    pub fn get(&self, path: &str) -> (u16, String, Value) {
+        self.get_as(None, path)
+    }
+
+    pub fn get_as(&self, key: Option<&str>, path: &str) -> (u16, String, Value) {
+        let mut req = Self::agent().get(&self.url(path));
+        if let Some(k) = key {
+            req = req.header("Authorization", &format!("Bearer {k}"));
+        }
+        let mut resp = req.call().expect("HTTP request");
         let status = resp.status().as_u16();
-        let ctype = resp
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        let body: serde_json::Value = resp
-            .body_mut()
-            .read_json()
-            .unwrap_or(serde_json::Value::Null);
+        let ctype = content_type(&resp);
+        let body: Value = resp.body_mut().read_json().unwrap_or(Value::Null);
         (status, ctype, body)
     }
+
+    /// GET returning the raw body.
+    pub fn get_text(&self, key: Option<&str>, path: &str) -> (u16, String) {
+        let mut req = Self::agent().get(&self.url(path));
+        if let Some(k) = key {
+            req = req.header("Authorization", &format!("Bearer {k}"));
+        }
+        let mut resp = req.call().expect("HTTP request");
+        let status = resp.status().as_u16();
+        let text = resp
+            .body_mut()
+            .with_config()
+            .limit(1 << 30)
+            .read_to_string()
+            .unwrap_or_default();
+        (status, text)
+    }
+
+    /// POST of raw bytes with a key and an Idempotency-Key.
+    pub fn post_raw(
+        &self,
+        key: Option<&str>,
+        idem: Option<&str>,
+        path: &str,
+        body: &str,
+    ) -> (u16, String, Value) {
+        let mut req = Self::agent()
+            .post(&self.url(path))
+            .header("Content-Type", "application/json");
+        if let Some(k) = key {
+            req = req.header("Authorization", &format!("Bearer {k}"));
+        }
+        if let Some(i) = idem {
+            req = req.header("Idempotency-Key", i);
+        }
+        let mut resp = req.send(body).expect("HTTP request");
+        let status = resp.status().as_u16();
+        let ctype = content_type(&resp);
+        let body: Value = resp.body_mut().read_json().unwrap_or(Value::Null);
+        (status, ctype, body)
+    }
+
+    /// POST JSON with a fresh Idempotency-Key.
+    pub fn post(&self, key: &str, path: &str, body: Value) -> (u16, Value) {
+        let idem = format!("k-{:016x}", rand_u64());
+        let (s, _, b) = self.post_raw(Some(key), Some(&idem), path, &body.to_string());
+        (s, b)
+    }
+
+    /// Creates an API key with the admin key.
+    pub fn create_key(&self, admin: &str, role: &str, operator: Option<&str>) -> String {
+        let mut body = serde_json::json!({"role": role});
+        if let Some(op) = operator {
+            body["operator"] = Value::from(op);
+        }
+        let (s, _, b) = self.post_raw(Some(admin), None, "/v1/admin/keys", &body.to_string());
+        assert_eq!(s, 201, "{b}");
+        b["key"].as_str().expect("key").to_string()
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+fn content_type(resp: &ureq::http::Response<ureq::Body>) -> String {
+    resp.headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
 }
 
 impl Drop for TestServer {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
     }
+}
+
+#[allow(dead_code)]
+pub fn data_file(storage: &Storage) -> PathBuf {
+    storage.data_dir().join("pitboss.sqlite")
 }
