@@ -93,3 +93,19 @@ fn the_service_refuses_to_start_on_a_plan_with_errors() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("max_win_inconsistent"));
 }
+
+#[test]
+fn the_first_start_prints_a_bootstrap_admin_key_once_and_it_works() {
+    let storage = crate::server::Storage::new(crate::server::Backend::Sqlite);
+    let mut first = TestServer::spawn(&plans_dir(), &storage, &[]);
+    let admin = first.admin_key.clone().expect("a bootstrap admin key is printed on first start");
+    let operator = first.create_key(&admin, "operator", Some("op1"));
+    assert!(operator.starts_with("pb_"));
+    first.kill();
+    // Only its hash was stored: the second start prints nothing and the key still works.
+    let second = TestServer::spawn(&plans_dir(), &storage, &[]);
+    assert_eq!(second.admin_key, None);
+    second.create_key(&admin, "auditor", None);
+    let (s, _, b) = second.post_raw(Some("pb_0000000000000000_00"), None, "/v1/admin/keys", "{}");
+    assert_eq!((s, b["code"].as_str()), (401, Some("unauthorized")), "{b}");
+}

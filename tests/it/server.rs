@@ -263,10 +263,6 @@ impl TestServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
 }
 
 fn content_type(resp: &ureq::http::Response<ureq::Body>) -> String {
