@@ -139,6 +139,16 @@ pub enum Event {
         table: String,
         player: String,
     },
+    /// Any other operator command refused (opening a table or round, a void, …): what was
+    /// asked, of which table or round, and why not.
+    CommandRefused {
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        table: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        round: Option<String>,
+        refusal: Refusal,
+    },
 }
 
 impl Event {
@@ -159,6 +169,7 @@ impl Event {
             Event::RoundVoided { .. } => "round_voided",
             Event::PlayerDisconnected { .. } => "player_disconnected",
             Event::PlayerReconnected { .. } => "player_reconnected",
+            Event::CommandRefused { .. } => "command_refused",
         }
     }
 
@@ -794,7 +805,9 @@ impl State {
                     stake_minor: *stake_minor,
                 });
             }
-            Event::BetRefused { .. } | Event::EventRefused { .. } => {}
+            Event::BetRefused { .. }
+            | Event::EventRefused { .. }
+            | Event::CommandRefused { .. } => {}
             Event::BettingClosed { round, .. } => {
                 self.rounds
                     .get_mut(round)

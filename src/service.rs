@@ -81,6 +81,41 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// The command's name as logged in a `command_refused` entry.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::OpenTable { .. } => "open_table",
+            Command::CloseTable { .. } => "close_table",
+            Command::OpenRound { .. } => "open_round",
+            Command::Bets { .. } => "place_bets",
+            Command::CloseBetting { .. } => "close_betting",
+            Command::Spin { .. } => "spin",
+            Command::Draw { .. } => "draw",
+            Command::Void { .. } => "void",
+            Command::Connection { .. } => "player_connection",
+        }
+    }
+
+    /// The table or round the command concerns.
+    fn target(&self) -> (Option<String>, Option<String>) {
+        match self {
+            Command::OpenTable { table, .. }
+            | Command::CloseTable { table, .. }
+            | Command::OpenRound { table }
+            | Command::Connection { table, .. } => (Some(table.clone()), None),
+            Command::Bets { round, .. }
+            | Command::CloseBetting { round }
+            | Command::Spin { round, .. }
+            | Command::Draw { round }
+            | Command::Void { round, .. } => (
+                round.split('.').next().map(str::to_string),
+                Some(round.clone()),
+            ),
+        }
+    }
+}
+
 /// The answer to a command: an HTTP status and a JSON body, stored verbatim for idempotent
 /// retries.
 #[derive(Debug, Clone, PartialEq)]
@@ -585,7 +620,18 @@ impl Writer {
                 }
                 batch_keys.insert(k, pending.len());
             }
-            let (events, reply) = self.decide(&state, &job, now, &mut new_seeds, &mut revealed);
+            let (mut events, reply) = self.decide(&state, &job, now, &mut new_seeds, &mut revealed);
+            // Every refusal is audited: a command refused before it touched anything is
+            // logged as such, with the reason the operator was given.
+            if events.is_empty() && reply.is_problem() && reply.status != 503 {
+                let (table, round) = job.command.target();
+                events.push(Event::CommandRefused {
+                    command: job.command.name().to_string(),
+                    table,
+                    round,
+                    refusal: refusal_of(&reply),
+                });
+            }
             for ev in &events {
                 if let Err(e) = state.apply(&self.plans, ev) {
                     // The decision and the fold disagree: a defect, never a rule of the plan.
@@ -973,6 +1019,23 @@ impl Writer {
     }
 }
 
+/// The refusal a problem reply carries.
+fn refusal_of(reply: &Reply) -> Refusal {
+    let text = |k: &str| {
+        reply
+            .body
+            .get(k)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    Refusal {
+        code: text("code").unwrap_or_else(|| "refused".into()),
+        message: text("detail").unwrap_or_default(),
+        plan: text("plan"),
+        clause: text("clause"),
+    }
+}
+
 fn reused_key() -> Reply {
     Reply::refusal(
         422,
@@ -1051,6 +1114,7 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
         Event::PlayerDisconnected { table, .. } | Event::PlayerReconnected { table, .. } => {
             (Some(table), None, None)
         }
+        Event::CommandRefused { table, round, .. } => (table.as_deref(), round.as_deref(), None),
         Event::RoundOpened { round, table, .. } => (Some(table), Some(round), None),
         Event::BetAccepted { bet, round, .. } => (round.split('.').next(), Some(round), Some(bet)),
         Event::BetRefused { round, .. }

@@ -579,6 +579,49 @@ fn recall_tells_the_whole_round(ctx: &Ctx) {
     assert_eq!(s, 404);
 }
 
+/// "Sázky je nutné umístit během časového odpočtu": a bet after the betting deadline (server
+/// time) is refused, and the round's betting is closed in the log by the deadline itself.
+#[test]
+fn a_bet_after_the_betting_deadline_is_refused() {
+    let plans = tempfile::tempdir().unwrap();
+    let src = crate::source::plans_dir();
+    std::fs::create_dir(plans.path().join("sources")).unwrap();
+    for e in std::fs::read_dir(src.join("sources")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), plans.path().join("sources").join(e.file_name())).unwrap();
+    }
+    let text = std::fs::read_to_string(src.join("evolution-roulette@1.toml"))
+        .unwrap()
+        .replace("betting_window_ms = 15_000", "betting_window_ms = 300");
+    assert!(text.contains("betting_window_ms = 300"));
+    std::fs::write(plans.path().join("evolution-roulette@1.toml"), text).unwrap();
+    let storage = Storage::new(Backend::Sqlite);
+    let server = TestServer::spawn(plans.path(), &storage, &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)]);
+    let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
+    let (s, b) = server.post(
+        &op,
+        "/v1/tables",
+        json!({"table": "t", "plan": "evolution-roulette@1", "mode": "live"}),
+    );
+    assert_eq!(s, 201, "{b}");
+    let (_, opened) = server.post(&op, "/v1/tables/t/rounds", json!({}));
+    let round = opened["round"].as_str().unwrap().to_string();
+    let bet =
+        json!({"bets": [{"player": "p1", "bet": "straight", "numbers": [7], "stake_minor": 100}]});
+    let (_, early) = server.post(&op, &format!("/v1/rounds/{round}/bets"), bet.clone());
+    assert_eq!(early["accepted"], 1, "{early}");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (_, late) = server.post(&op, &format!("/v1/rounds/{round}/bets"), bet);
+    assert_eq!(late["results"][0]["code"], "betting_closed", "{late}");
+    let (_, _, r) = server.get_as(Some(&op), &format!("/v1/rounds/{round}"));
+    assert_eq!(r["phase"], "betting_closed");
+    assert_eq!(
+        r["bets"].as_array().unwrap().len(),
+        1,
+        "the early bet stands"
+    );
+}
+
 #[test]
 fn roulette_end_to_end_on_sqlite() {
     scenario(Backend::Sqlite);
