@@ -364,7 +364,11 @@ pub fn render_text(p: &LoadedPlan) -> String {
     // The names as the plan file writes them (`half_up`, `live`).
     let name = |v: serde_json::Value| v.as_str().map(str::to_string).unwrap_or_default();
     let _ = writeln!(s, "  rounding   {}", name(serde_json::json!(id.rounding)));
-    let modes: Vec<String> = id.modes.iter().map(|m| name(serde_json::json!(m))).collect();
+    let modes: Vec<String> = id
+        .modes
+        .iter()
+        .map(|m| name(serde_json::json!(m)))
+        .collect();
     let _ = writeln!(s, "  modes      {}", modes.join(", "));
     let _ = writeln!(
         s,

@@ -106,3 +106,48 @@ pub fn unavailable(detail: &str) -> Problem {
         detail,
     )
 }
+
+/// Turns any error response that is not yet a problem document (actix's own 404, 405, 413,
+/// 5xx) into one, so that every error leaves as `application/problem+json`.
+pub fn problemize<B>(
+    res: actix_web::dev::ServiceResponse<B>,
+) -> actix_web::Result<actix_web::middleware::ErrorHandlerResponse<B>> {
+    use actix_web::middleware::ErrorHandlerResponse;
+    let already = res
+        .headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json"));
+    if already {
+        return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
+    }
+    let status = res.status();
+    let (code, detail) = match status.as_u16() {
+        404 => (
+            "no_such_route",
+            "no such route; see /openapi.json".to_string(),
+        ),
+        405 => (
+            "method_not_allowed",
+            "this route does not take that method".to_string(),
+        ),
+        413 => (
+            "payload_too_large",
+            format!(
+                "request bodies are limited to {} bytes",
+                super::startup::MAX_BODY_BYTES
+            ),
+        ),
+        s if s >= 500 => (
+            "internal_error",
+            "the service failed to answer; nothing was recorded unless an answer said so"
+                .to_string(),
+        ),
+        _ => ("bad_request", "the request could not be read".to_string()),
+    };
+    let title = status.canonical_reason().unwrap_or("Error");
+    let problem = Problem::new(status, code, title, detail);
+    let (req, _) = res.into_parts();
+    let res =
+        actix_web::dev::ServiceResponse::new(req, problem.error_response()).map_into_right_body();
+    Ok(ErrorHandlerResponse::Response(res))
+}

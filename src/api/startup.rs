@@ -113,6 +113,10 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
     });
     let server = HttpServer::new(move || {
         App::new()
+            .wrap(
+                actix_web::middleware::ErrorHandlers::new()
+                    .default_handler(super::problem::problemize),
+            )
             .app_data(state.clone())
             .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
             .app_data(

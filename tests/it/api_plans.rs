@@ -112,3 +112,28 @@ fn the_first_start_prints_a_bootstrap_admin_key_once_and_it_works() {
     let (s, _, b) = second.post_raw(Some("pb_0000000000000000_00"), None, "/v1/admin/keys", "{}");
     assert_eq!((s, b["code"].as_str()), (401, Some("unauthorized")), "{b}");
 }
+
+#[test]
+fn errors_actix_raises_itself_are_problem_documents_too() {
+    let storage = crate::server::Storage::new(crate::server::Backend::Sqlite);
+    let server = TestServer::on(&storage);
+    let op = server.create_key(crate::server::ADMIN_KEY, "operator", Some("op1"));
+    // A body over the 256 KiB limit.
+    let big = format!("{{\"bets\": [\"{}\"]}}", "x".repeat(300 * 1024));
+    let (s, ctype, b) = server.post_raw(Some(&op), Some("k"), "/v1/rounds/t.1/bets", &big);
+    assert_eq!(
+        (s, ctype.as_str(), b["code"].as_str()),
+        (413, "application/problem+json", Some("payload_too_large")),
+        "{b}"
+    );
+    // A route that does not take POST.
+    let (s, ctype, b) = server.post_raw(None, None, "/healthz", "{}");
+    assert_eq!(ctype, "application/problem+json", "{s} {b}");
+    assert!(
+        matches!(
+            b["code"].as_str(),
+            Some("no_such_route" | "method_not_allowed")
+        ),
+        "{b}"
+    );
+}
