@@ -363,21 +363,14 @@ impl State {
                 format!("table {table} already exists"),
             ));
         }
-        let mut events = Vec::new();
-        if self.plans_logged.get(&loaded.key()) != Some(&loaded.hash) {
-            events.push(Event::PlanLoaded {
-                plan: loaded.key(),
-                sha256: loaded.hash.clone(),
-            });
-        }
-        events.push(Event::TableOpened {
+        // Every admitted plan was logged (`plan_loaded`) when the service started.
+        Ok(vec![Event::TableOpened {
             table: table.to_string(),
             operator: operator.to_string(),
             plan: loaded.key(),
             plan_sha256: loaded.hash.clone(),
             mode,
-        });
-        Ok(events)
+        }])
     }
 
     pub fn decide_open_round(

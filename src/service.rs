@@ -327,6 +327,7 @@ impl Service {
             last_checkpoint: Instant::now(),
             url: url.clone(),
         };
+        writer.log_loaded_plans()?;
         // A checkpoint at start covers whatever the previous run left unsigned.
         writer.checkpoint_if_pending().map_err(StartError::Replay)?;
         std::thread::Builder::new()
@@ -504,6 +505,65 @@ struct Pending {
 }
 
 impl Writer {
+    /// Logs every plan version this start admits that the log does not know yet, so the log
+    /// says which plans were loaded and when. A plan whose `id@version` the log already holds
+    /// with other content is refused: a change needs a new version.
+    fn log_loaded_plans(&mut self) -> Result<(), StartError> {
+        let now = Utc::now();
+        let mut events = Vec::new();
+        {
+            let state = self.state.read().expect("state lock");
+            for p in self.plans.iter() {
+                match state.plans_logged.get(&p.key()) {
+                    Some(h) if h == &p.hash => {}
+                    Some(h) => {
+                        return Err(StartError::Replay(format!(
+                            "{} was loaded before with content {h}; the file now has content {}: \
+                             a change of a loaded plan needs a new version",
+                            p.key(),
+                            p.hash
+                        )))
+                    }
+                    None => events.push(Event::PlanLoaded {
+                        plan: p.key(),
+                        sha256: p.hash.clone(),
+                    }),
+                }
+            }
+        }
+        if events.is_empty() {
+            return Ok(());
+        }
+        let kind = |e: &Event| {
+            pitboss_audit::entry::Kind::parse(e.kind()).expect("event kinds are valid entry kinds")
+        };
+        let entries: Vec<NewEntry> = events
+            .iter()
+            .map(|e| NewEntry::new(now_ts(now), kind(e), e.payload()))
+            .collect();
+        let batch = self
+            .appender
+            .prepare(entries)
+            .map_err(|e| StartError::Replay(e.to_string()))?;
+        self.persist(&batch, &[], &[], &[], now)
+            .map_err(StoreError::from)?;
+        self.appender
+            .commit(&batch)
+            .map_err(|e| StartError::Replay(e.to_string()))?;
+        self.leaves
+            .write()
+            .expect("leaves lock")
+            .extend(batch.entries.iter().map(|e| e.leaf_hash));
+        let mut state = self.state.write().expect("state lock");
+        for e in &events {
+            state.apply(&self.plans, e).map_err(StartError::Replay)?;
+        }
+        self.metrics
+            .log_entries
+            .store(self.appender.size(), Ordering::Relaxed);
+        Ok(())
+    }
+
     fn run(&mut self, rx: Receiver<Msg>) {
         loop {
             let first = match rx.recv_timeout(CHECKPOINT_INTERVAL) {

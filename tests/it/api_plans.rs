@@ -137,3 +137,40 @@ fn errors_actix_raises_itself_are_problem_documents_too() {
         "{b}"
     );
 }
+
+/// "A loaded id@version is immutable": a plan file changed under the same id@version after it
+/// was loaded (and logged) makes the next start fail instead of enforcing unapproved rules.
+#[test]
+fn a_loaded_plan_changed_under_the_same_version_is_refused_at_the_next_start() {
+    let plans = tempfile::tempdir().unwrap();
+    let src = plans_dir();
+    std::fs::create_dir(plans.path().join("sources")).unwrap();
+    for e in std::fs::read_dir(src.join("sources")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), plans.path().join("sources").join(e.file_name())).unwrap();
+    }
+    let file = plans.path().join("evolution-roulette@1.toml");
+    std::fs::copy(src.join("evolution-roulette@1.toml"), &file).unwrap();
+    let storage = crate::server::Storage::new(crate::server::Backend::Sqlite);
+    let mut first = TestServer::spawn(plans.path(), &storage, &[]);
+    first.kill();
+
+    let changed =
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replacen("min_bet = 100", "min_bet = 200", 1);
+    std::fs::write(&file, changed).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pitboss"))
+        .arg("--plans")
+        .arg(plans.path())
+        .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+        .arg(storage.data_dir())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("evolution-roulette@1") && stderr.contains("needs a new version"),
+        "{stderr}"
+    );
+}
