@@ -68,6 +68,8 @@ pub enum Command {
         #[arg(long, default_value = "pitboss/audit", env = "PITBOSS_LOG_ORIGIN")]
         origin: String,
     },
+    /// Print the OpenAPI description of the HTTP API (committed as openapi/openapi.json).
+    Openapi,
     /// Apply pending database migrations and exit.
     Migrate {
         #[arg(long, default_value = "data", env = "PITBOSS_DATA_DIR")]
@@ -113,6 +115,14 @@ pub enum PlanCommand {
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Plan(cmd) => plan(&cli.plans, cmd),
+        Command::Openapi => {
+            // Already ends with a newline: the committed file is exactly this output.
+            out!(
+                "{}",
+                crate::api::openapi::openapi_json_text().trim_end_matches('\n')
+            );
+            ExitCode::SUCCESS
+        }
         Command::Migrate {
             data_dir,
             database_url,

@@ -196,7 +196,7 @@ impl Event {
 }
 
 /// One bet's settlement as logged and as returned to the operator.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct BetSettlement {
     pub bet: String,
     pub player: String,
@@ -208,14 +208,16 @@ pub struct BetSettlement {
     pub components: Vec<Payout>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One bet's stake returned by a void.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Refund {
     pub bet: String,
     pub player: String,
     pub refund_minor: i64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Where a round is in its lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     Betting,
@@ -224,16 +226,19 @@ pub enum Phase {
     Voided,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// An accepted bet: the request as sent (without `player`) and where it lies.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct BetRecord {
     pub bet: String,
     pub player: String,
+    #[schema(value_type = Object)]
     pub request: Value,
     pub placements: Vec<Placement>,
     pub stake_minor: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// A round as readers see it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct RoundState {
     pub round: String,
     pub table: String,
@@ -241,15 +246,22 @@ pub struct RoundState {
     pub phase: Phase,
     pub opened_at: DateTime<Utc>,
     pub betting_deadline: DateTime<Utc>,
+    /// RNG mode: SHA-256 (hex) of the committed seed; `null` in live mode.
+    #[schema(required = true)]
     pub rng_commitment: Option<String>,
     pub bets: Vec<BetRecord>,
+    /// The winning number once the round is settled.
+    #[schema(required = true)]
     pub result: Option<u8>,
     pub invalid_spins: u32,
+    #[schema(required = true)]
     pub settlements: Option<Vec<BetSettlement>>,
+    #[schema(required = true)]
     pub refunds: Option<Vec<Refund>>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// A table as readers see it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct TableState {
     pub table: String,
     pub operator: String,
@@ -258,6 +270,7 @@ pub struct TableState {
     pub open: bool,
     pub rounds: u64,
     /// The round in progress, if any (at most one per table).
+    #[schema(required = true)]
     pub current_round: Option<String>,
     pub disconnected: BTreeSet<String>,
     #[serde(skip)]

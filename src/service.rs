@@ -24,11 +24,15 @@ use rand::TryRngCore;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use crate::api::dto::{
+    BetResult, BetsReply, ConnectionReply, ProblemDocument, RoundOpenedReply, RoundOutcome,
+    SpinRejected, SpinResult, TableClosedReply, TableOpenedReply,
+};
 use crate::games::Refusal;
 use crate::plan::canonical::hex;
 use crate::plan::model::Mode;
 use crate::plan::PlanSet;
-use crate::round::{draw_pocket, Event, State};
+use crate::round::{draw_pocket, Event, Phase, State};
 use crate::store::schema::{audit_entries, checkpoints, idempotency, log_state, rng_seeds};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
@@ -124,27 +128,35 @@ pub struct Reply {
     pub body: Value,
 }
 
+/// A reply body as stored: one of the body types of [`crate::api::dto`], which
+/// `openapi.json` describes.
+fn body<T: serde::Serialize>(dto: &T) -> Value {
+    serde_json::to_value(dto).expect("reply bodies are plain data and serialise")
+}
+
 impl Reply {
-    fn ok(status: u16, body: Value) -> Reply {
-        Reply { status, body }
+    fn ok<T: serde::Serialize>(status: u16, dto: &T) -> Reply {
+        Reply {
+            status,
+            body: body(dto),
+        }
     }
 
     /// A refusal as an RFC 9457 body.
     pub fn refusal(status: u16, r: &Refusal) -> Reply {
-        let mut body = json!({
-            "type": format!("urn:pitboss:problem:{}", r.code),
-            "title": "Refused",
-            "status": status,
-            "code": r.code,
-            "detail": r.message,
-        });
-        if let Some(p) = &r.plan {
-            body["plan"] = json!(p);
+        let problem = ProblemDocument {
+            problem_type: format!("urn:pitboss:problem:{}", r.code),
+            title: "Refused".to_string(),
+            status,
+            code: r.code.clone(),
+            detail: r.message.clone(),
+            plan: r.plan.clone(),
+            clause: r.clause.clone(),
+        };
+        Reply {
+            status,
+            body: body(&problem),
         }
-        if let Some(c) = &r.clause {
-            body["clause"] = json!(c);
-        }
-        Reply { status, body }
     }
 
     pub fn unavailable(detail: &str) -> Reply {
@@ -894,8 +906,19 @@ impl Writer {
             Command::OpenTable { table, plan, mode } => {
                 match state.decide_open_table(&self.plans, op, table, plan, *mode) {
                     Ok(events) => {
-                        let body = json!({"table": table, "plan": events.iter().find_map(|e| match e { Event::TableOpened { plan, .. } => Some(plan.clone()), _ => None }), "mode": mode, "open": true});
-                        (events, Reply::ok(201, body))
+                        let Some(plan) = events.iter().find_map(|e| match e {
+                            Event::TableOpened { plan, .. } => Some(plan.clone()),
+                            _ => None,
+                        }) else {
+                            unreachable!("decide_open_table returns TableOpened")
+                        };
+                        let reply = TableOpenedReply {
+                            table: table.clone(),
+                            plan,
+                            mode: *mode,
+                            open: true,
+                        };
+                        (events, Reply::ok(201, &reply))
                     }
                     Err(r) => refused(r),
                 }
@@ -904,7 +927,13 @@ impl Writer {
                 match state.decide_close_table(op, table, reason) {
                     Ok(events) => (
                         events,
-                        Reply::ok(200, json!({"table": table, "open": false})),
+                        Reply::ok(
+                            200,
+                            &TableClosedReply {
+                                table: table.clone(),
+                                open: false,
+                            },
+                        ),
                     ),
                     Err(r) => refused(r),
                 }
@@ -937,45 +966,75 @@ impl Writer {
                                 if let Some(s) = seed {
                                     new_seeds.push((round.clone(), s));
                                 }
-                                json!({"round": round, "table": table, "number": number, "betting_deadline": betting_deadline, "rng_commitment": rng_commitment})
+                                RoundOpenedReply {
+                                    round: round.clone(),
+                                    table: table.clone(),
+                                    number: *number,
+                                    betting_deadline: *betting_deadline,
+                                    rng_commitment: rng_commitment.clone(),
+                                }
                             }
                             _ => unreachable!("decide_open_round returns RoundOpened"),
                         };
-                        (events, Reply::ok(201, body))
+                        (events, Reply::ok(201, &body))
                     }
                     Err(r) => refused(r),
                 }
             }
             Command::Bets { round, bets } => match state.decide_bets(op, round, now, bets) {
                 Ok(events) => {
-                    let results: Vec<Value> = events
+                    let results: Vec<BetResult> = events
                         .iter()
                         .filter_map(|e| match e {
-                            Event::BetAccepted { bet, player, placements, stake_minor, .. } => Some(json!({
-                                "status": "accepted", "bet": bet, "player": player, "stake_minor": stake_minor, "placements": placements,
-                            })),
-                            Event::BetRefused { player, refusal, .. } => Some(json!({
-                                "status": "refused", "player": player, "code": refusal.code, "detail": refusal.message,
-                                "plan": refusal.plan, "clause": refusal.clause,
-                            })),
+                            Event::BetAccepted {
+                                bet,
+                                player,
+                                placements,
+                                stake_minor,
+                                ..
+                            } => Some(BetResult::Accepted {
+                                bet: bet.clone(),
+                                player: player.clone(),
+                                stake_minor: *stake_minor,
+                                placements: placements.clone(),
+                            }),
+                            Event::BetRefused {
+                                player, refusal, ..
+                            } => Some(BetResult::Refused {
+                                player: player.clone(),
+                                code: refusal.code.clone(),
+                                detail: refusal.message.clone(),
+                                plan: refusal.plan.clone(),
+                                clause: refusal.clause.clone(),
+                            }),
                             _ => None,
                         })
                         .collect();
-                    let accepted = results.iter().filter(|r| r["status"] == "accepted").count();
-                    (
-                        events,
-                        Reply::ok(
-                            200,
-                            json!({"round": round, "accepted": accepted, "refused": results.len() - accepted, "results": results}),
-                        ),
-                    )
+                    let accepted = results
+                        .iter()
+                        .filter(|r| matches!(r, BetResult::Accepted { .. }))
+                        .count();
+                    let reply = BetsReply {
+                        round: round.clone(),
+                        accepted,
+                        refused: results.len() - accepted,
+                        results,
+                    };
+                    (events, Reply::ok(200, &reply))
                 }
                 Err(r) => refused(r),
             },
             Command::CloseBetting { round } => match state.decide_close_betting(op, round, now) {
                 Ok(events) => (
                     events,
-                    Reply::ok(200, json!({"round": round, "phase": "betting_closed"})),
+                    Reply::ok(
+                        200,
+                        &RoundOutcome {
+                            round: round.clone(),
+                            phase: Some(Phase::BettingClosed),
+                            ..RoundOutcome::default()
+                        },
+                    ),
                 ),
                 Err(r) => {
                     self.logged_refusal(state, op, round, json!({"type": "close_betting"}), r)
@@ -997,7 +1056,7 @@ impl Writer {
                 match state.decide_spin(op, round, &report) {
                     Ok(events) => {
                         let body = outcome_body(round, &events);
-                        (events, Reply::ok(200, body))
+                        (events, Reply::ok(200, &body))
                     }
                     Err(r) => self.logged_refusal(
                         state,
@@ -1024,7 +1083,7 @@ impl Writer {
                     Ok(events) => {
                         revealed.push(round.clone());
                         let body = outcome_body(round, &events);
-                        (events, Reply::ok(200, body))
+                        (events, Reply::ok(200, &body))
                     }
                     Err(r) => self.logged_refusal(state, op, round, json!({"type": "draw"}), r),
                 }
@@ -1033,7 +1092,7 @@ impl Writer {
                 Ok(events) => {
                     let body = outcome_body(round, &events);
                     revealed.push(round.clone());
-                    (events, Reply::ok(200, body))
+                    (events, Reply::ok(200, &body))
                 }
                 Err(r) => refused(r),
             },
@@ -1046,7 +1105,11 @@ impl Writer {
                     events,
                     Reply::ok(
                         200,
-                        json!({"table": table, "player": player, "connected": connected}),
+                        &ConnectionReply {
+                            table: table.clone(),
+                            player: player.clone(),
+                            connected: *connected,
+                        },
                     ),
                 ),
                 Err(r) => refused(r),
@@ -1118,16 +1181,25 @@ pub fn refusal_status(r: &Refusal) -> u16 {
     }
 }
 
-fn outcome_body(round: &str, events: &[Event]) -> Value {
-    let mut body = json!({"round": round});
+fn outcome_body(round: &str, events: &[Event]) -> RoundOutcome {
+    let mut body = RoundOutcome {
+        round: round.to_string(),
+        ..RoundOutcome::default()
+    };
     for e in events {
         match e {
             Event::SpinInvalid { reason, .. } => {
-                body["phase"] = json!("betting_closed");
-                body["spin"] = json!({"valid": false, "reason": reason});
+                body.phase = Some(Phase::BettingClosed);
+                body.spin = Some(SpinRejected {
+                    valid: false,
+                    reason: reason.clone(),
+                });
             }
             Event::ResultRecorded { number, source, .. } => {
-                body["result"] = json!({"number": number, "source": source});
+                body.result = Some(SpinResult {
+                    number: *number,
+                    source: *source,
+                });
             }
             Event::RoundSettled {
                 settlements,
@@ -1136,12 +1208,12 @@ fn outcome_body(round: &str, events: &[Event]) -> Value {
                 rng_seed,
                 ..
             } => {
-                body["phase"] = json!("settled");
-                body["settlements"] = json!(settlements);
-                body["stake_minor"] = json!(stake_minor);
-                body["paid_minor"] = json!(paid_minor);
+                body.phase = Some(Phase::Settled);
+                body.settlements = Some(settlements.clone());
+                body.stake_minor = Some(*stake_minor);
+                body.paid_minor = Some(*paid_minor);
                 if let Some(s) = rng_seed {
-                    body["rng_seed"] = json!(s);
+                    body.rng_seed = Some(s.clone());
                 }
             }
             Event::RoundVoided {
@@ -1150,10 +1222,10 @@ fn outcome_body(round: &str, events: &[Event]) -> Value {
                 refund_minor,
                 ..
             } => {
-                body["phase"] = json!("voided");
-                body["reason"] = json!(reason);
-                body["refunds"] = json!(refunds);
-                body["refund_minor"] = json!(refund_minor);
+                body.phase = Some(Phase::Voided);
+                body.reason = Some(reason.clone());
+                body.refunds = Some(refunds.clone());
+                body.refund_minor = Some(*refund_minor);
             }
             _ => {}
         }

@@ -4,21 +4,39 @@ use std::sync::atomic::Ordering;
 
 use actix_web::{get, post, web, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
+use utoipa::ToSchema;
 
 use super::auth::{Caller, Role};
+use super::dto::{NewKeyReply, ProblemDocument};
 use super::problem::{unavailable, Problem};
 use super::startup::AppState;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"role": "operator", "operator": "op1"}))]
 pub struct NewKey {
     pub role: Role,
-    /// Required for, and only for, an operator key.
+    /// Required for, and only for, an operator key (1–64 of `a-z A-Z 0-9 _ -`).
+    #[schema(nullable = false)]
     pub operator: Option<String>,
 }
 
 /// Creates an API key; the response is the only time its secret is shown.
+///
+/// Roles: **admin**. Takes no `Idempotency-Key`: each call creates a new key (a lost
+/// response is recovered by creating another; keys cannot be listed or revoked over HTTP yet).
+#[utoipa::path(
+    tag = "admin",
+    security(("api_key" = [])),
+    request_body = NewKey,
+    responses(
+        (status = 201, description = "The new key, in full.", body = NewKeyReply),
+        (status = 400, description = "`malformed_json`, `bad_id`, `operator_required` or `operator_not_allowed`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: needs the role admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: the key could not be stored; retry.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[post("/v1/admin/keys")]
 pub async fn create_key(
     state: web::Data<AppState>,
@@ -57,10 +75,19 @@ pub async fn create_key(
     .await
     .map_err(|e| unavailable(&e.to_string()))?
     .map_err(|e| unavailable(&e.to_string()))?;
-    Ok(HttpResponse::Created().json(json!({"key_id": id, "key": key})))
+    Ok(HttpResponse::Created().json(NewKeyReply { key_id: id, key }))
 }
 
-/// Prometheus text exposition.
+/// The service's counters, Prometheus text exposition.
+///
+/// Bets accepted and refused, rounds settled and voided, group commits, log entries,
+/// checkpoints and storage failures. No authentication.
+#[utoipa::path(
+    tag = "ops",
+    responses(
+        (status = 200, description = "Prometheus text format 0.0.4.", body = String, content_type = "text/plain; version=0.0.4"),
+    ),
+)]
 #[get("/metrics")]
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     let m = &state.service.metrics;

@@ -5,9 +5,12 @@ use actix_web::{get, post, web, HttpResponse};
 use pitboss_audit::export::{ExportHeader, ExportWriter};
 use pitboss_audit::merkle::LeafSource;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use utoipa::IntoParams;
 
 use super::auth::{Caller, Role};
+use super::dto::{
+    AuditEntries, CheckpointSigned, InclusionProofDocument, LoggedEntry, ProblemDocument,
+};
 use super::problem::{unavailable, Problem};
 use super::startup::AppState;
 use crate::service::read;
@@ -17,11 +20,15 @@ const READERS: &[Role] = &[Role::Auditor, Role::Regulator, Role::Admin];
 /// Most entries one page returns.
 pub const MAX_PAGE: i64 = 10_000;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct Since {
+    /// The first sequence number wanted (default 0).
     #[serde(default)]
     pub since: u64,
+    /// At most this many entries (default and maximum 10 000; clamped to 1–10 000).
+    #[param(minimum = 1, maximum = 10000)]
     pub limit: Option<i64>,
 }
 
@@ -35,6 +42,21 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// Entries with `seq ≥ since`, at most `limit` (default and maximum 10 000).
+///
+/// Roles: **auditor**, **regulator**, **admin**.
+#[utoipa::path(
+    tag = "audit",
+    operation_id = "audit_entries",
+    security(("api_key" = [])),
+    params(Since),
+    responses(
+        (status = 200, description = "A page of entries, in order.", body = AuditEntries),
+        (status = 400, description = "`malformed_query`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: the log could not be read or signed now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[get("/v1/audit/entries")]
 pub async fn entries(
     state: web::Data<AppState>,
@@ -46,14 +68,26 @@ pub async fn entries(
     let pool = state.service.pool.clone();
     let since = q.since;
     let rows = blocking(move || read::entries_since(&pool, since, limit)).await?;
-    let entries: Vec<Value> = rows
-        .iter()
-        .map(|(seq, c)| json!({"seq": seq, "entry": serde_json::from_slice::<Value>(c).unwrap_or(Value::Null)}))
-        .collect();
-    Ok(HttpResponse::Ok().json(json!({"since": since, "entries": entries})))
+    let entries: Vec<LoggedEntry> = rows.iter().map(LoggedEntry::from_row).collect();
+    Ok(HttpResponse::Ok().json(AuditEntries { since, entries }))
 }
 
 /// The latest signed checkpoint, as note text (`text/plain`).
+///
+/// A C2SP signed note: origin, tree size, root hash, then the Ed25519 signature lines
+/// (`audit/FORMAT.md`). Roles: **auditor**, **regulator**, **admin**.
+#[utoipa::path(
+    tag = "audit",
+    operation_id = "latest_checkpoint",
+    security(("api_key" = [])),
+    responses(
+        (status = 200, description = "The signed checkpoint note.", body = String, content_type = "text/plain; charset=utf-8"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`no_checkpoint`: none signed yet.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: the log could not be read or signed now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[get("/v1/audit/checkpoint")]
 pub async fn checkpoint(
     state: web::Data<AppState>,
@@ -73,6 +107,19 @@ pub async fn checkpoint(
 }
 
 /// Signs a checkpoint of everything logged so far, now.
+///
+/// Safe to repeat: nothing is signed when nothing new was logged; it takes no body and no
+/// `Idempotency-Key`. Roles: **auditor**, **regulator**, **admin**.
+#[utoipa::path(
+    tag = "audit",
+    security(("api_key" = [])),
+    responses(
+        (status = 200, description = "The size of the tree the latest checkpoint covers.", body = CheckpointSigned),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: the log could not be read or signed now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[post("/v1/audit/checkpoint")]
 pub async fn checkpoint_now(
     state: web::Data<AppState>,
@@ -84,7 +131,7 @@ pub async fn checkpoint_now(
         .checkpoint_now()
         .await
         .map_err(|e| unavailable(&e))?;
-    Ok(HttpResponse::Ok().json(json!({"tree_size": size})))
+    Ok(HttpResponse::Ok().json(CheckpointSigned { tree_size: size }))
 }
 
 struct Leaves<'a>(&'a [pitboss_audit::hash::Hash]);
@@ -101,6 +148,23 @@ impl LeafSource for Leaves<'_> {
 
 /// A self-contained inclusion proof of entry `seq` against the latest checkpoint, in the
 /// format `pitboss-audit check-proof` reads.
+///
+/// Signs a checkpoint first if entries are pending. Roles: **auditor**, **regulator**,
+/// **admin**.
+#[utoipa::path(
+    tag = "audit",
+    operation_id = "inclusion_proof",
+    security(("api_key" = [])),
+    params(("seq" = u64, Path, description = "The entry's sequence number (its leaf index).")),
+    responses(
+        (status = 200, description = "The proof file.", body = InclusionProofDocument),
+        (status = 400, description = "`malformed_path`: `seq` is not a number.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`entry_not_found`, `no_checkpoint` or `entry_not_covered`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: the log could not be read or signed now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[get("/v1/audit/proof/{seq}")]
 pub async fn proof(
     state: web::Data<AppState>,
@@ -135,6 +199,20 @@ pub async fn proof(
 
 /// The whole log as JSONL: header, entries, and the signed checkpoints in place, ending with
 /// a checkpoint of the full size (signed for the export).
+///
+/// One JSON document per line (`audit/FORMAT.md`); `pitboss-audit verify` checks it offline
+/// with the public key alone. Roles: **auditor**, **regulator**, **admin**.
+#[utoipa::path(
+    tag = "audit",
+    operation_id = "export_log",
+    security(("api_key" = [])),
+    responses(
+        (status = 200, description = "The export, JSONL.", body = String, content_type = "application/jsonl"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: the log could not be read or signed now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[get("/v1/audit/export")]
 pub async fn export(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
@@ -186,6 +264,14 @@ pub async fn export(state: web::Data<AppState>, caller: Caller) -> Result<HttpRe
 }
 
 /// The log's public key (PKCS#8 PEM) and key validity, for `pitboss-audit verify --public-key`.
+///
+/// No authentication: anyone may verify the log.
+#[utoipa::path(
+    tag = "audit",
+    responses(
+        (status = 200, description = "The Ed25519 public key, PEM.", body = String, content_type = "application/x-pem-file"),
+    ),
+)]
 #[get("/v1/audit/public-key")]
 pub async fn public_key(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok()

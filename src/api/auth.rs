@@ -17,7 +17,7 @@ use crate::plan::canonical::hex;
 use crate::store::schema::api_keys;
 use crate::store::{DbConnection, StoreError};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// An operator's backend: opens tables, places bets, posts dealer events — its own only.

@@ -4,8 +4,11 @@
 pub mod admin;
 pub mod audit;
 pub mod auth;
+pub mod dto;
+pub mod openapi;
 pub mod plans;
 pub mod problem;
+mod schemas;
 pub mod startup;
 pub mod tables;
 

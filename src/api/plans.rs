@@ -3,6 +3,7 @@
 
 use actix_web::{get, web, HttpResponse};
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::problem::Problem;
 use super::startup::AppState;
@@ -12,7 +13,8 @@ use crate::plan::load::Finding;
 use crate::plan::{LoadedPlan, PlanRef};
 
 /// One line of the plan list.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PlanSummary {
     pub key: String,
     pub id: String,
@@ -51,10 +53,15 @@ impl From<&LoadedPlan> for PlanSummary {
 }
 
 /// A whole plan: the normalised content, its hash, and lint's warnings.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct PlanDocument {
+    /// `id@version`.
     pub key: String,
+    /// SHA-256 (hex) of the plan's RFC 8785 canonical form.
     pub sha256: String,
+    /// The normalised plan: amounts in minor units, ratios as fractions, keyed lists sorted
+    /// (as `pitboss plan show ID@VERSION --json` prints it).
+    #[schema(value_type = Object)]
     pub plan: serde_json::Value,
     pub warnings: Vec<Finding>,
 }
@@ -72,13 +79,35 @@ fn find<'a>(state: &'a AppState, r: &PlanRef) -> Result<&'a LoadedPlan, Problem>
         .ok_or_else(|| Problem::not_found("plan_not_found", format!("no plan {r} is loaded")))
 }
 
+/// Every loaded plan and version.
+///
+/// With its content hash, source section and the counts of its assumptions and lint warnings.
+/// No authentication: plans are public.
+#[utoipa::path(
+    tag = "plans",
+    operation_id = "list_plans",
+    responses((status = 200, description = "Every loaded plan version, by id then version.", body = Vec<PlanSummary>)),
+)]
 #[get("/v1/plans")]
 pub async fn list(state: web::Data<AppState>) -> HttpResponse {
     let summaries: Vec<PlanSummary> = state.plans.iter().map(PlanSummary::from).collect();
     HttpResponse::Ok().json(summaries)
 }
 
-/// `ID` (the latest version) or `ID@VERSION`.
+/// One plan, whole.
+///
+/// `ID` (the latest version) or `ID@VERSION`; the normalised content, its hash and lint's
+/// warnings. No authentication: plans are public.
+#[utoipa::path(
+    tag = "plans",
+    operation_id = "show_plan",
+    params(("plan" = String, Path, description = "`ID` (the latest version) or `ID@VERSION`.", example = "alg-roulette@1")),
+    responses(
+        (status = 200, description = "The plan.", body = PlanDocument),
+        (status = 400, description = "`bad_plan_ref`: not `ID` or `ID@VERSION`.", body = super::dto::ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`plan_not_found`.", body = super::dto::ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[get("/v1/plans/{plan}")]
 pub async fn show(
     state: web::Data<AppState>,
@@ -95,6 +124,18 @@ pub async fn show(
 }
 
 /// Every loaded version of one plan id, oldest first.
+///
+/// No authentication: plans are public.
+#[utoipa::path(
+    tag = "plans",
+    operation_id = "plan_versions",
+    params(("id" = String, Path, description = "The plan id, without a version.", example = "alg-roulette")),
+    responses(
+        (status = 200, description = "The plan's versions, oldest first.", body = Vec<PlanSummary>),
+        (status = 400, description = "`bad_plan_ref`: not a plan id, or a version was named.", body = super::dto::ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`plan_not_found`.", body = super::dto::ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[get("/v1/plans/{id}/versions")]
 pub async fn versions(
     state: web::Data<AppState>,
@@ -117,20 +158,40 @@ pub async fn versions(
     Ok(HttpResponse::Ok().json(summaries))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct DiffQuery {
+    /// `ID` or `ID@VERSION`.
+    #[param(example = "czech-blackjack@1")]
     pub from: String,
+    /// `ID` or `ID@VERSION`.
+    #[param(example = "czech-blackjack-strict@1")]
     pub to: String,
 }
 
-#[derive(Debug, Serialize)]
+/// The fields that differ between two plans.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct DiffDocument {
+    /// `id@version`.
     pub from: String,
+    /// `id@version`.
     pub to: String,
+    /// In field-path order.
     pub changes: Vec<Change>,
 }
 
-/// `?from=ID@1&to=ID@2`: the fields that differ.
+/// The fields that differ between two plans.
+///
+/// `?from=ID@1&to=ID@2`. No authentication: plans are public.
+#[utoipa::path(
+    tag = "plans",
+    params(DiffQuery),
+    responses(
+        (status = 200, description = "The changed fields.", body = DiffDocument),
+        (status = 400, description = "`malformed_query` (`from` or `to` missing) or `bad_plan_ref`.", body = super::dto::ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`plan_not_found`.", body = super::dto::ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[get("/v1/plan-diff")]
 pub async fn plan_diff(
     state: web::Data<AppState>,

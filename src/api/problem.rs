@@ -4,6 +4,8 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 
+use super::dto::ProblemDocument;
+
 /// A refusal or error as the client receives it.
 #[derive(Debug, Clone)]
 pub struct Problem {
@@ -23,20 +25,24 @@ pub struct RuleRef {
     pub clause: String,
 }
 
+impl Problem {
+    /// The document as sent (the `Problem` schema of `openapi.json`).
+    pub fn document(&self) -> ProblemDocument {
+        ProblemDocument {
+            problem_type: format!("urn:pitboss:problem:{}", self.code),
+            title: self.title.to_string(),
+            status: self.status,
+            code: self.code.to_string(),
+            detail: self.detail.clone(),
+            plan: self.rule.as_ref().map(|r| r.plan.clone()),
+            clause: self.rule.as_ref().map(|r| r.clause.clone()),
+        }
+    }
+}
+
 impl Serialize for Problem {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("type", &format!("urn:pitboss:problem:{}", self.code))?;
-        m.serialize_entry("title", self.title)?;
-        m.serialize_entry("status", &self.status)?;
-        m.serialize_entry("code", self.code)?;
-        m.serialize_entry("detail", &self.detail)?;
-        if let Some(rule) = &self.rule {
-            m.serialize_entry("plan", &rule.plan)?;
-            m.serialize_entry("clause", &rule.clause)?;
-        }
-        m.end()
+        self.document().serialize(s)
     }
 }
 

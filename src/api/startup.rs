@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use actix_web::{get, web, App, HttpResponse, HttpServer};
-use serde_json::json;
 
 use super::auth::{KeyRing, Role};
+use super::dto::Health;
 use super::problem::{not_found_route, Problem};
-use super::{admin, audit, plans, tables};
+use super::{admin, audit, openapi, plans, tables};
 use crate::plan::PlanSet;
 use crate::service::Service;
 use crate::store::{self, DatabaseUrl};
@@ -40,17 +40,33 @@ pub struct ServeConfig {
 /// Largest request body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
+/// Liveness, the number of loaded plans and the size of the audit log.
+///
+/// No authentication.
+#[utoipa::path(
+    tag = "ops",
+    responses((status = 200, description = "The service is up.", body = Health)),
+)]
 #[get("/healthz")]
-async fn healthz(state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().json(json!({
-        "status": "ok",
-        "plans": state.plans.len(),
-        "log_entries": state.service.metrics.log_entries.load(std::sync::atomic::Ordering::Relaxed),
-    }))
+pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok().json(Health {
+        status: "ok".to_string(),
+        plans: state.plans.len(),
+        log_entries: state
+            .service
+            .metrics
+            .log_entries
+            .load(std::sync::atomic::Ordering::Relaxed),
+    })
 }
 
+/// Every route of the service. Each one is annotated with `#[utoipa::path]` and listed in
+/// [`openapi::ApiDoc`]; `tests/it/api_openapi.rs` checks that the two lists agree.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(healthz)
+        .service(openapi::openapi_json)
+        .service(openapi::docs_page)
+        .service(openapi::docs_asset)
         .service(admin::metrics)
         .service(admin::create_key)
         .service(plans::list)

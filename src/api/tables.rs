@@ -5,10 +5,16 @@
 
 use actix_web::{get, post, web, HttpRequest, HttpResponse};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
+use utoipa::ToSchema;
 
 use super::auth::Caller;
+use super::dto::{
+    BetsReply, BetsRequest, ConnectionReply, IdempotencyKey, LoggedEntry, ProblemDocument, Recall,
+    RoundOpenedReply, RoundOutcome, SettledRound, SettlementDocument, TableClosedReply,
+    TableOpenedReply, VoidedRound,
+};
 use super::problem::Problem;
 use super::startup::AppState;
 use crate::plan::canonical::hex;
@@ -78,15 +84,38 @@ async fn run(
     ))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"table": "t1", "plan": "alg-roulette@1", "mode": "live"}))]
 pub struct OpenTable {
+    /// The operator's table id (1–64 of `a-z A-Z 0-9 _ -`), unique in the service.
     pub table: String,
-    /// `id@version`: the table keeps this version for its whole life.
+    /// `id@version` (or `id` for the latest): the table keeps this version for its whole life.
     pub plan: String,
+    /// One of the plan's modes.
     pub mode: Mode,
 }
 
+/// Opens a table bound to a plan version.
+///
+/// Roles: **operator** (the table belongs to the key's operator). Only roulette plans can be
+/// played so far (`family_not_supported` otherwise).
+#[utoipa::path(
+    tag = "tables",
+    security(("api_key" = [])),
+    params(IdempotencyKey),
+    request_body = OpenTable,
+    responses(
+        (status = 201, description = "The table is open.", body = TableOpenedReply),
+        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`plan_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`table_exists`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "Refused: `bad_id`, `bad_plan_ref`, `mode_not_allowed` (with `plan` and `clause`), `family_not_supported`; or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[post("/v1/tables")]
 pub async fn open_table(
     state: web::Data<AppState>,
@@ -109,12 +138,34 @@ pub async fn open_table(
     .await
 }
 
-#[derive(Debug, Deserialize)]
+/// Why a table is closed or a round voided (logged).
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"reason": "wheel fault"}))]
 pub struct Reason {
     pub reason: String,
 }
 
+/// Closes a table.
+///
+/// A round in progress is voided first, every stake refunded (the plans' table-closure
+/// policy). Roles: **operator**, own tables only.
+#[utoipa::path(
+    tag = "tables",
+    security(("api_key" = [])),
+    params(("table" = String, Path, description = "The table id."), IdempotencyKey),
+    request_body = Reason,
+    responses(
+        (status = 200, description = "The table is closed.", body = TableClosedReply),
+        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`table_not_found` (also for another operator's table).", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`table_closed`: already closed.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "`idempotency_key_reused`, or another refusal.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[post("/v1/tables/{table}/close")]
 pub async fn close_table(
     state: web::Data<AppState>,
@@ -137,6 +188,27 @@ pub async fn close_table(
     .await
 }
 
+/// Opens the table's next round.
+///
+/// The body is empty or `{}`. In RNG mode the reply carries the commitment (SHA-256) of the
+/// seed the result will be drawn from, before any bet is taken. Roles: **operator**, own
+/// tables only.
+#[utoipa::path(
+    tag = "rounds",
+    security(("api_key" = [])),
+    params(("table" = String, Path, description = "The table id."), IdempotencyKey),
+    request_body(content = Object, description = "Empty, or an empty object.", example = json!({})),
+    responses(
+        (status = 201, description = "The round is open for bets.", body = RoundOpenedReply),
+        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`table_closed` or `round_in_progress` (settle or void it first).", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "`idempotency_key_reused`, or another refusal.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable` or `rng_unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[post("/v1/tables/{table}/rounds")]
 pub async fn open_round(
     state: web::Data<AppState>,
@@ -160,13 +232,34 @@ pub async fn open_round(
     .await
 }
 
-#[derive(Debug, Deserialize)]
+/// A player's connection changed (logged; the plan's disconnect policy applies).
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"player": "p1", "connected": false}))]
 pub struct PlayerConnection {
+    /// The player's id (1–64 of `a-z A-Z 0-9 _ -`).
     pub player: String,
     pub connected: bool,
 }
 
+/// Reports a player's disconnection or reconnection.
+///
+/// Roles: **operator**, own tables only.
+#[utoipa::path(
+    tag = "tables",
+    security(("api_key" = [])),
+    params(("table" = String, Path, description = "The table id."), IdempotencyKey),
+    request_body = PlayerConnection,
+    responses(
+        (status = 200, description = "Logged.", body = ConnectionReply),
+        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "`bad_id` or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[post("/v1/tables/{table}/players")]
 pub async fn player_connection(
     state: web::Data<AppState>,
@@ -193,10 +286,56 @@ pub async fn player_connection(
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Bets {
-    /// Each bet: `{"player": "p1", "bet": "split", "numbers": [1, 2], "stake_minor": 500}`.
+    /// Each bet: `{"player": "p1", "bet": "split", "numbers": [1, 2], "stake_minor": 500}`;
+    /// documented as [`BetsRequest`].
     pub bets: Vec<Value>,
 }
 
+/// Places bets: each one accepted or refused on its own.
+///
+/// 1–500 bets per request. A refused bet (`betting_closed`, `player_disconnected`, a limit,
+/// a layout…) is logged with the rule and clause that refused it and reported in `results`:
+/// the request as a whole still answers 200. A bet is acknowledged as accepted only once its
+/// log entry is durable. Roles: **operator**, own
+/// tables only.
+#[utoipa::path(
+    tag = "rounds",
+    security(("api_key" = [])),
+    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1"), IdempotencyKey),
+    request_body(
+        content = BetsRequest,
+        description = "One object per bet; which fields it takes depends on `bet`. Amounts are minor units.",
+        examples(
+            ("inside" = (summary = "Inside bets: `numbers`", value = json!({"bets": [
+                {"player": "p1", "bet": "straight", "numbers": [17], "stake_minor": 1000},
+                {"player": "p1", "bet": "split", "numbers": [0, 3], "stake_minor": 1000},
+                {"player": "p1", "bet": "corner", "numbers": [17, 18, 20, 21], "stake_minor": 1000}
+            ]}))),
+            ("outside" = (summary = "Outside bets: `field`", value = json!({"bets": [
+                {"player": "p2", "bet": "column", "field": "column_2", "stake_minor": 2000},
+                {"player": "p2", "bet": "red_black", "field": "red", "stake_minor": 3000}
+            ]}))),
+            ("announced" = (summary = "Announced (racetrack) bet: stake per unit", value = json!({"bets": [
+                {"player": "p3", "bet": "voisins", "stake_minor": 500}
+            ]}))),
+            ("neighbours" = (summary = "Neighbours: `number` and `neighbours` each side", value = json!({"bets": [
+                {"player": "p3", "bet": "neighbours", "number": 0, "neighbours": 2, "stake_minor": 500}
+            ]}))),
+            ("complete" = (summary = "Complete bet on `number`: stake per chip", value = json!({"bets": [
+                {"player": "p4", "bet": "complete", "number": 17, "stake_minor": 100}
+            ]}))),
+        ),
+    ),
+    responses(
+        (status = 200, description = "Each bet's decision, in request order.", body = BetsReply),
+        (status = 400, description = "`malformed_json` (also a bet without `player`), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "The request as a whole is refused: `bad_bet_count` (1–500 bets), `family_not_supported`, or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[post("/v1/rounds/{round}/bets")]
 pub async fn place_bets(
     state: web::Data<AppState>,
@@ -234,18 +373,50 @@ pub async fn place_bets(
 
 /// A dealer event. `type` is `close_betting`, `spin` (live: `number`, `ball_against_rotation`,
 /// `ball_revolutions`) or `draw` (RNG: pitboss draws from the committed seed).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DealerEvent {
+    /// No more bets.
     CloseBetting,
+    /// Live mode: the number the dealer system reports, and what the valid-spin rule needs.
     Spin {
+        #[schema(maximum = 36)]
         number: u8,
         ball_against_rotation: bool,
         ball_revolutions: u8,
     },
+    /// RNG mode: pitboss draws the result from the round's committed seed.
     Draw,
 }
 
+/// Posts a dealer event: close betting, a live spin, or an RNG draw.
+///
+/// A spin the plan's valid-spin rule rejects leaves the round open for another spin (`spin`
+/// in the reply); a valid one settles the round. A refused event on the operator's own round
+/// is itself logged. Roles: **operator**, own tables only.
+#[utoipa::path(
+    tag = "rounds",
+    security(("api_key" = [])),
+    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1"), IdempotencyKey),
+    request_body(
+        content = DealerEvent,
+        examples(
+            ("close_betting" = (summary = "Close betting", value = json!({"type": "close_betting"}))),
+            ("spin" = (summary = "Live spin", value = json!({"type": "spin", "number": 17, "ball_against_rotation": true, "ball_revolutions": 5}))),
+            ("draw" = (summary = "RNG draw", value = json!({"type": "draw"}))),
+        ),
+    ),
+    responses(
+        (status = 200, description = "`close_betting`: `round` and `phase` (`betting_closed`) only. `spin` or `draw`: an invalid spin (`spin`, the round stays `betting_closed`), or the settlement (`result`, `settlements`, …).", body = RoundOutcome),
+        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`out_of_order`, `betting_open`, `betting_closed`, `wrong_mode` or `not_rng`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "An illegal value (`invalid_number`…), a settlement the plan forbids (`max_win_exceeded`), or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[post("/v1/rounds/{round}/events")]
 pub async fn post_event(
     state: web::Data<AppState>,
@@ -273,6 +444,26 @@ pub async fn post_event(
     run(&state, &caller, &req, &body, command).await
 }
 
+/// Voids a round: every accepted stake is refunded.
+///
+/// The plan's error policy: a round that cannot be completed is voided and each bet's stake
+/// returned. Roles: **operator**, own tables only.
+#[utoipa::path(
+    tag = "rounds",
+    security(("api_key" = [])),
+    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1"), IdempotencyKey),
+    request_body = Reason,
+    responses(
+        (status = 200, description = "The round is voided; `refunds` lists each stake returned.", body = RoundOutcome),
+        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`out_of_order`: already settled or voided.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "`bad_reason` (1–500 characters) or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[post("/v1/rounds/{round}/void")]
 pub async fn void_round(
     state: web::Data<AppState>,
@@ -309,6 +500,19 @@ fn visible_table<'a>(
     }
 }
 
+/// One table.
+///
+/// Roles: any; an **operator** sees only its own tables (another's is `table_not_found`).
+#[utoipa::path(
+    tag = "tables",
+    security(("api_key" = [])),
+    params(("table" = String, Path, description = "The table id.")),
+    responses(
+        (status = 200, description = "The table.", body = crate::round::TableState),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[get("/v1/tables/{table}")]
 pub async fn get_table(
     state: web::Data<AppState>,
@@ -334,6 +538,19 @@ fn visible_round<'a>(
     Ok(r)
 }
 
+/// One round, with its bets.
+///
+/// Roles: any; an **operator** sees only rounds of its own tables.
+#[utoipa::path(
+    tag = "rounds",
+    security(("api_key" = [])),
+    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1")),
+    responses(
+        (status = 200, description = "The round.", body = crate::round::RoundState),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[get("/v1/rounds/{round}")]
 pub async fn get_round(
     state: web::Data<AppState>,
@@ -345,6 +562,19 @@ pub async fn get_round(
 }
 
 /// What each bet of a settled round pays, or the refunds of a voided one.
+///
+/// Roles: any; an **operator** sees only rounds of its own tables.
+#[utoipa::path(
+    tag = "rounds",
+    security(("api_key" = [])),
+    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1")),
+    responses(
+        (status = 200, description = "The settlement, or the refunds.", body = SettlementDocument),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`not_settled`: the round is neither settled nor voided.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[get("/v1/rounds/{round}/settlement")]
 pub async fn get_settlement(
     state: web::Data<AppState>,
@@ -354,15 +584,24 @@ pub async fn get_settlement(
     let s = state.service.state.read().expect("state lock");
     let r = visible_round(&caller, &s, &path)?;
     match (&r.settlements, &r.refunds) {
-        (Some(settlements), _) => Ok(HttpResponse::Ok().json(json!({
-            "round": r.round, "phase": r.phase, "result": r.result, "settlements": settlements,
-            "stake_minor": settlements.iter().map(|x| x.stake_minor).sum::<i64>(),
-            "paid_minor": settlements.iter().map(|x| x.total_minor).sum::<i64>(),
-        }))),
-        (None, Some(refunds)) => Ok(HttpResponse::Ok().json(json!({
-            "round": r.round, "phase": r.phase, "refunds": refunds,
-            "refund_minor": refunds.iter().map(|x| x.refund_minor).sum::<i64>(),
-        }))),
+        (Some(settlements), _) => Ok(HttpResponse::Ok().json(SettlementDocument::Settled(
+            SettledRound {
+                round: r.round.clone(),
+                phase: r.phase,
+                result: r.result,
+                settlements: settlements.clone(),
+                stake_minor: settlements.iter().map(|x| x.stake_minor).sum::<i64>(),
+                paid_minor: settlements.iter().map(|x| x.total_minor).sum::<i64>(),
+            },
+        ))),
+        (None, Some(refunds)) => Ok(HttpResponse::Ok().json(SettlementDocument::Voided(
+            VoidedRound {
+                round: r.round.clone(),
+                phase: r.phase,
+                refunds: refunds.clone(),
+                refund_minor: refunds.iter().map(|x| x.refund_minor).sum::<i64>(),
+            },
+        ))),
         (None, None) => Err(Problem::new(
             actix_web::http::StatusCode::CONFLICT,
             "not_settled",
@@ -374,6 +613,19 @@ pub async fn get_settlement(
 
 /// The complete history of a round, as a player dispute needs it: every logged entry
 /// concerning the round, in order, with its sequence number (for an inclusion proof).
+///
+/// Roles: any; an **operator** sees only rounds of its own tables.
+#[utoipa::path(
+    tag = "rounds",
+    security(("api_key" = [])),
+    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1")),
+    responses(
+        (status = 200, description = "The round's logged entries, in order.", body = Recall),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: the log could not be read.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
 #[get("/v1/rounds/{round}/recall")]
 pub async fn recall(
     state: web::Data<AppState>,
@@ -392,9 +644,10 @@ pub async fn recall(
         .await
         .map_err(|e| super::problem::unavailable(&e.to_string()))?
         .map_err(|e| super::problem::unavailable(&e.to_string()))?;
-    let entries: Vec<Value> = rows
-        .iter()
-        .map(|(seq, c)| json!({"seq": seq, "entry": serde_json::from_slice::<Value>(c).unwrap_or(Value::Null)}))
-        .collect();
-    Ok(HttpResponse::Ok().json(json!({"table": table, "plan": plan, "entries": entries})))
+    let entries: Vec<LoggedEntry> = rows.iter().map(LoggedEntry::from_row).collect();
+    Ok(HttpResponse::Ok().json(Recall {
+        table,
+        plan,
+        entries,
+    }))
 }

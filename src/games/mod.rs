@@ -48,7 +48,7 @@ impl std::fmt::Display for Refusal {
 }
 
 /// What one bet (or one component of a combined bet) pays back. All amounts in minor units.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Payout {
     /// The stake that was at risk.
     pub stake_minor: i64,

@@ -147,7 +147,7 @@ pub enum RouletteBet {
 
 /// The combined bet a placement is a component of, for the audit trail and for the
 /// round-level rules of combined bets.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, utoipa::ToSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PartOf {
     Announced { id: String },
@@ -157,7 +157,7 @@ pub enum PartOf {
 
 /// One accepted bet on one spot: a simple bet, or one component of a combined bet. This is
 /// what limits are held to and what is settled.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Placement {
     /// The bet type of the plan's limits and payout tables (`split`, `dozen`, …).
@@ -173,6 +173,7 @@ pub struct Placement {
     pub units: u8,
     /// The combined bet this is a component of; absent for a simple bet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub part_of: Option<PartOf>,
 }
 

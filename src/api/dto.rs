@@ -1,0 +1,462 @@
+//! The JSON bodies of the API as types: what the handlers and the service's writer send, and
+//! what `openapi.json` describes. The writer builds its replies from these types (through
+//! `serde_json::to_value`, since replies are stored as JSON for idempotent retries), so the
+//! documentation cannot drift from the bodies.
+//!
+//! Amounts are integer minor units (`*_minor`) of the plan's currency.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+
+use crate::games::roulette::Placement;
+use crate::plan::model::Mode;
+use crate::round::{BetSettlement, Phase, Refund};
+
+// ----- errors ------------------------------------------------------------------------------
+
+/// An RFC 9457 problem document (`application/problem+json`): every error and every refusal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[schema(as = Problem)]
+#[serde(deny_unknown_fields)]
+pub struct ProblemDocument {
+    /// `urn:pitboss:problem:<code>`.
+    #[serde(rename = "type")]
+    #[schema(example = "urn:pitboss:problem:above_max_bet")]
+    pub problem_type: String,
+    /// `Refused` for a rule of the plan or the round lifecycle; otherwise the HTTP reason.
+    #[schema(example = "Refused")]
+    pub title: String,
+    /// The HTTP status, repeated.
+    #[schema(example = 422)]
+    pub status: u16,
+    /// Stable machine code (`plan_not_found`, `above_max_bet`, `idempotency_key_reused`, …).
+    #[schema(example = "above_max_bet")]
+    pub code: String,
+    /// A message for a person.
+    pub detail: String,
+    /// The plan (`id@version`) whose rule refused, where one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, example = "alg-roulette@1")]
+    pub plan: Option<String>,
+    /// The plan clause (field path) behind the refusal, where one is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, example = "bets[straight].max_bet")]
+    pub clause: Option<String>,
+}
+
+// ----- requests ----------------------------------------------------------------------------
+
+/// The header every operator command carries: a retry with the same key and the same request
+/// returns the first answer and changes nothing; the same key with another request is refused
+/// (`idempotency_key_reused`, 422). Keys are per operator and kept for good.
+#[derive(Debug, Clone, IntoParams)]
+#[into_params(parameter_in = Header)]
+pub struct IdempotencyKey {
+    /// 1–128 printable ASCII characters, chosen by the client, unique per change it means to
+    /// make (a UUID is a good choice). Required: a command without one is refused
+    /// (`idempotency_key_required`, 400).
+    #[param(
+        rename = "Idempotency-Key",
+        min_length = 1,
+        max_length = 128,
+        example = "3f0c9b1e-7a55-4f5e-9d2a-1c4be0f1a001"
+    )]
+    pub idempotency_key: String,
+}
+
+/// `POST /v1/rounds/{round}/bets`: up to 500 bets, each decided on its own.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BetsRequest {
+    #[schema(min_items = 1, max_items = 500)]
+    pub bets: Vec<BetRequest>,
+}
+
+/// One roulette bet as an operator sends it: the player, the kind of bet (`bet`), where it
+/// lies, and the stake in minor units. Which fields a bet takes depends on `bet`; any other
+/// field is refused (`unexpected_field`).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum BetRequest {
+    Inside(InsideBet),
+    Outside(OutsideBet),
+    Announced(AnnouncedBet),
+    Neighbours(NeighboursBet),
+    Complete(CompleteBet),
+}
+
+/// An inside bet on `numbers` (any order); the numbers must be one bet of that type on the
+/// layout (a split is two adjacent numbers).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"player": "p1", "bet": "split", "numbers": [17, 20], "stake_minor": 1000}))]
+pub struct InsideBet {
+    /// The player's id (1–64 of `a-z A-Z 0-9 _ -`).
+    pub player: String,
+    #[schema(inline)]
+    pub bet: InsideBetType,
+    #[schema(min_items = 1, max_items = 6, maximum = 36)]
+    pub numbers: Vec<u8>,
+    /// The stake, in minor units.
+    #[schema(minimum = 1)]
+    pub stake_minor: i64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InsideBetType {
+    Straight,
+    Split,
+    Street,
+    Corner,
+    Line,
+}
+
+/// An outside bet on one field of the layout; the field must belong to the bet type
+/// (`dozen` takes `dozen_1..3`, `column` takes `column_1..3`, `red_black` `red`/`black`,
+/// `even_odd` `even`/`odd`, `low_high` `low`/`high`).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"player": "p2", "bet": "column", "field": "column_2", "stake_minor": 2000}))]
+pub struct OutsideBet {
+    pub player: String,
+    #[schema(inline)]
+    pub bet: OutsideBetType,
+    pub field: crate::plan::rules::roulette::OutsideField,
+    #[schema(minimum = 1)]
+    pub stake_minor: i64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutsideBetType {
+    Dozen,
+    Column,
+    RedBlack,
+    EvenOdd,
+    LowHigh,
+}
+
+/// An announced (racetrack) bet of the plan, by id (`tier`, `orphelins`, `voisins`, `zero`
+/// in the committed plans); `stake_minor` is the stake per unit, and each component is held to
+/// its own bet type's limits.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"player": "p3", "bet": "voisins", "stake_minor": 500}))]
+pub struct AnnouncedBet {
+    pub player: String,
+    /// The announced bet's id in the plan.
+    #[schema(example = "voisins")]
+    pub bet: String,
+    #[schema(minimum = 1)]
+    pub stake_minor: i64,
+}
+
+/// A racetrack Neighbours bet: a straight bet on `number` and on `neighbours` numbers either
+/// side of it on the wheel; `stake_minor` is the stake on each number.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"player": "p3", "bet": "neighbours", "number": 0, "neighbours": 2, "stake_minor": 500}))]
+pub struct NeighboursBet {
+    pub player: String,
+    /// `neighbours`.
+    #[schema(pattern = "^neighbours$")]
+    pub bet: String,
+    #[schema(maximum = 36)]
+    pub number: u8,
+    /// Numbers on each side, within the plan's range.
+    pub neighbours: u8,
+    #[schema(minimum = 1)]
+    pub stake_minor: i64,
+}
+
+/// A complete bet: every inside bet that includes `number`, with the plan's chips per bet
+/// type; `stake_minor` is the stake per chip.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"player": "p4", "bet": "complete", "number": 17, "stake_minor": 100}))]
+pub struct CompleteBet {
+    pub player: String,
+    /// `complete`.
+    #[schema(pattern = "^complete$")]
+    pub bet: String,
+    #[schema(maximum = 36)]
+    pub number: u8,
+    #[schema(minimum = 1)]
+    pub stake_minor: i64,
+}
+
+// ----- operator replies ------------------------------------------------------------------
+
+/// `201` to `POST /v1/tables`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TableOpenedReply {
+    pub table: String,
+    /// The plan as `id@version`: the table keeps this version for its whole life.
+    pub plan: String,
+    pub mode: Mode,
+    /// Always `true`.
+    pub open: bool,
+}
+
+/// `200` to `POST /v1/tables/{table}/close`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TableClosedReply {
+    pub table: String,
+    /// Always `false`.
+    pub open: bool,
+}
+
+/// `201` to `POST /v1/tables/{table}/rounds`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoundOpenedReply {
+    /// `<table>.<number>`.
+    pub round: String,
+    pub table: String,
+    /// The round's number at the table, from 1.
+    pub number: u64,
+    /// Bets after this instant are refused; betting also closes when the dealer says so.
+    pub betting_deadline: DateTime<Utc>,
+    /// RNG mode: SHA-256 (hex) of the seed the result will be drawn from, committed before any
+    /// bet; `null` in live mode.
+    #[schema(required = true)]
+    pub rng_commitment: Option<String>,
+}
+
+/// `200` to `POST /v1/rounds/{round}/bets`: each bet accepted or refused on its own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BetsReply {
+    pub round: String,
+    pub accepted: usize,
+    pub refused: usize,
+    /// One result per bet, in request order.
+    pub results: Vec<BetResult>,
+}
+
+/// The decision on one bet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "status", rename_all = "snake_case", deny_unknown_fields)]
+pub enum BetResult {
+    /// Logged and acknowledged: the stake is committed.
+    Accepted {
+        /// The bet's id, `<round>.<index>`.
+        bet: String,
+        player: String,
+        /// The total stake at risk (all components).
+        stake_minor: i64,
+        /// The spots the bet lies on: one for a simple bet, one per component of an announced,
+        /// Neighbours or complete bet.
+        placements: Vec<Placement>,
+    },
+    /// Logged refusal, with the plan rule that refused it.
+    Refused {
+        player: String,
+        code: String,
+        detail: String,
+        #[schema(required = true)]
+        plan: Option<String>,
+        #[schema(required = true)]
+        clause: Option<String>,
+    },
+}
+
+/// `200` to a dealer event or a void. After `close_betting`: `round` and `phase` only. After a
+/// spin or draw: the spin was invalid (`phase` stays `betting_closed`, `spin` says why: the
+/// dealer spins again), or the round is settled (`result`, `settlements`, `stake_minor`,
+/// `paid_minor`, and `rng_seed` in RNG mode). After a void: `reason`, `refunds`,
+/// `refund_minor`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoundOutcome {
+    pub round: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(required = true, nullable = false)]
+    pub phase: Option<Phase>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub spin: Option<SpinRejected>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub result: Option<SpinResult>,
+    /// What each bet pays: the wallet is credited `total_minor` per bet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub settlements: Option<Vec<BetSettlement>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub stake_minor: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub paid_minor: Option<i64>,
+    /// RNG mode: the seed (hex), revealed now; its SHA-256 is the round's `rng_commitment`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub rng_seed: Option<String>,
+    /// Why the round was voided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub reason: Option<String>,
+    /// A voided round: every accepted stake back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub refunds: Option<Vec<Refund>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub refund_minor: Option<i64>,
+}
+
+/// A spin the plan's valid-spin rule rejects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpinRejected {
+    /// Always `false`.
+    pub valid: bool,
+    pub reason: String,
+}
+
+/// The round's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpinResult {
+    #[schema(maximum = 36)]
+    pub number: u8,
+    /// `live` (reported by the dealer system) or `rng` (drawn by pitboss).
+    pub source: Mode,
+}
+
+/// `200` to `POST /v1/tables/{table}/players`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionReply {
+    pub table: String,
+    pub player: String,
+    pub connected: bool,
+}
+
+// ----- reads -------------------------------------------------------------------------------
+
+/// `GET /v1/rounds/{round}/settlement`: a settled round's payouts or a voided round's refunds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum SettlementDocument {
+    Settled(SettledRound),
+    Voided(VoidedRound),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SettledRound {
+    pub round: String,
+    /// `settled`.
+    pub phase: Phase,
+    /// The winning number.
+    #[schema(required = true)]
+    pub result: Option<u8>,
+    pub settlements: Vec<BetSettlement>,
+    /// Sum of the bets' stakes.
+    pub stake_minor: i64,
+    /// Sum of what the wallets are credited (`total_minor`).
+    pub paid_minor: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VoidedRound {
+    pub round: String,
+    /// `voided`.
+    pub phase: Phase,
+    pub refunds: Vec<Refund>,
+    /// Sum of the refunds: equals the sum of the round's stakes.
+    pub refund_minor: i64,
+}
+
+/// One audit-log entry with its sequence number (the leaf index for an inclusion proof).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoggedEntry {
+    pub seq: u64,
+    /// The entry as logged (`audit/FORMAT.md`): `ts`, `kind`, the ids it concerns, `payload`, …
+    #[schema(value_type = Object)]
+    pub entry: Value,
+}
+
+impl LoggedEntry {
+    /// A stored row: its sequence number and canonical bytes (`null` if they are not JSON,
+    /// which the writer never stores).
+    pub fn from_row((seq, canonical): &(u64, Vec<u8>)) -> LoggedEntry {
+        LoggedEntry {
+            seq: *seq,
+            entry: serde_json::from_slice(canonical).unwrap_or(Value::Null),
+        }
+    }
+}
+
+/// `GET /v1/rounds/{round}/recall`: every logged entry of a round, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Recall {
+    pub table: String,
+    /// The table's plan, `id@version`.
+    pub plan: String,
+    pub entries: Vec<LoggedEntry>,
+}
+
+/// `GET /v1/audit/entries`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuditEntries {
+    pub since: u64,
+    pub entries: Vec<LoggedEntry>,
+}
+
+/// `POST /v1/audit/checkpoint`: the size of the tree the latest checkpoint covers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointSigned {
+    pub tree_size: u64,
+}
+
+/// `GET /v1/audit/proof/{seq}`: a self-contained inclusion proof, as `pitboss-audit
+/// check-proof` reads it (`pitboss_audit::proof::InclusionProofFile`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[schema(as = InclusionProofFile)]
+#[serde(deny_unknown_fields)]
+pub struct InclusionProofDocument {
+    /// `pitboss-audit-inclusion-proof/1`.
+    pub format: String,
+    /// The entry's canonical bytes, as a JSON string (so byte-exact).
+    pub entry: String,
+    pub leaf_index: u64,
+    pub tree_size: u64,
+    /// Audit path, leaf's sibling first, each hash in hex.
+    pub path: Vec<String>,
+    /// The signed checkpoint of `tree_size`, as note text.
+    pub checkpoint: String,
+}
+
+/// `201` to `POST /v1/admin/keys`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewKeyReply {
+    pub key_id: String,
+    /// The whole key, `pb_<key_id>_<secret>`: shown this once, only its hash is stored.
+    pub key: String,
+}
+
+/// `GET /healthz`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Health {
+    /// `ok`.
+    pub status: String,
+    /// Loaded plan versions.
+    pub plans: usize,
+    /// Entries in the audit log.
+    pub log_entries: u64,
+}

@@ -1,0 +1,204 @@
+//! The OpenAPI 3.1 description of the HTTP API, built by utoipa from the handlers'
+//! `#[utoipa::path]` annotations and the body types of [`super::dto`]. Served at
+//! `GET /openapi.json`, printed by `pitboss openapi`, committed as `openapi/openapi.json` (a
+//! test keeps the three equal). `GET /docs` is an interactive page (Swagger UI) that works
+//! offline: its assets are vendored under `static/docs/` and compiled into the binary.
+
+use std::sync::LazyLock;
+
+use actix_web::{get, web, HttpResponse};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use super::problem::{not_found_route, Problem};
+use super::{admin, audit, dto, plans, startup, tables};
+
+const DESCRIPTION: &str = "\
+pitboss enforces the game plan a regulator approved on every bet and dealer event an \
+operator's backend sends, resolves rounds, and keeps a hash-chained, Ed25519-signed audit log \
+that an auditor verifies offline with the public key alone.
+
+**Authentication.** `Authorization: Bearer pb_<key id>_<secret>` (16 and 64 hex digits). Keys \
+have one role: `operator` (opens tables, places bets, posts dealer events, reads its own \
+tables only), `auditor` and `regulator` (read everything, including the audit log), `admin` \
+(creates keys, reads everything). Each operation says which roles may call it; plans, \
+`/healthz`, `/metrics`, the log's public key and these docs need no key.
+
+**Idempotency.** Every operator command (each `POST` under `/v1/tables` and `/v1/rounds`) \
+carries an `Idempotency-Key` header: a retry with the same key and the same request returns \
+the first answer and changes nothing; the same key with another request is \
+refused (`idempotency_key_reused`). After a timeout or a `503`, retry with the same key.
+
+**Errors.** Every error is an RFC 9457 `application/problem+json` document with a stable \
+machine `code`; a refusal by a rule of the plan also names the plan (`id@version`) and the \
+`clause`. A bet refused inside a batch is reported in that bet's result, not as an error.
+
+**Money.** Amounts are integers in minor units of the plan's currency (`stake_minor`: haléře, \
+10000 is 100,00 Kč); no amount is ever a floating-point number.";
+
+/// The API description.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "pitboss", description = DESCRIPTION),
+    paths(
+        startup::healthz,
+        admin::metrics,
+        openapi_json,
+        docs_page,
+        docs_asset,
+        plans::list,
+        plans::show,
+        plans::versions,
+        plans::plan_diff,
+        tables::open_table,
+        tables::get_table,
+        tables::close_table,
+        tables::player_connection,
+        tables::open_round,
+        tables::get_round,
+        tables::place_bets,
+        tables::post_event,
+        tables::void_round,
+        tables::get_settlement,
+        tables::recall,
+        audit::entries,
+        audit::checkpoint,
+        audit::checkpoint_now,
+        audit::proof,
+        audit::export,
+        audit::public_key,
+        admin::create_key,
+    ),
+    components(schemas(dto::ProblemDocument)),
+    modifiers(&ApiKeyScheme),
+    tags(
+        (name = "plans", description = "Game plans as regulators read them: every loaded version, whole, and what changed between versions. Public."),
+        (name = "tables", description = "Operators open and close tables bound to a plan version, and report players' connections."),
+        (name = "rounds", description = "Rounds: bets, dealer events (close betting, spin, RNG draw), voids, settlements and the recall of a round's log."),
+        (name = "audit", description = "The audit log: entries, signed checkpoints, inclusion proofs, the export `pitboss-audit verify` checks offline, and the public key."),
+        (name = "admin", description = "API keys."),
+        (name = "ops", description = "Liveness, metrics, and this documentation."),
+    ),
+)]
+pub struct ApiDoc;
+
+/// The bearer API key scheme that operations name as `api_key`.
+struct ApiKeyScheme;
+
+impl Modify for ApiKeyScheme {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "api_key",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("pb_<id>_<secret>")
+                    .description(Some(
+                        "An API key, `pb_<16 hex key id>_<64 hex secret>`, created by an admin \
+                         (`POST /v1/admin/keys`); only its hash is stored.",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// The document as served and committed: pretty JSON with a final newline.
+pub fn openapi_json_text() -> &'static str {
+    static TEXT: LazyLock<String> = LazyLock::new(|| {
+        let mut text = ApiDoc::openapi()
+            .to_pretty_json()
+            .expect("the OpenAPI document is plain data and serialises");
+        text.push('\n');
+        text
+    });
+    &TEXT
+}
+
+/// This document: the OpenAPI 3.1 description of the API.
+///
+/// The same bytes as `pitboss openapi` prints and `openapi/openapi.json` holds. No
+/// authentication.
+#[utoipa::path(
+    tag = "ops",
+    responses((status = 200, description = "The OpenAPI document.", body = Object, content_type = "application/json")),
+)]
+#[get("/openapi.json")]
+pub async fn openapi_json() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(openapi_json_text())
+}
+
+/// The page refers to nothing outside this service; the policy makes the browser hold it to
+/// that (Swagger UI styles inline and draws its icons from `data:` URLs).
+const DOCS_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+                        img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
+
+/// Interactive API documentation (Swagger UI), served from the binary: works offline.
+///
+/// No authentication; to try an operation, authorise with an API key.
+#[utoipa::path(
+    tag = "ops",
+    responses((status = 200, description = "The docs page.", body = String, content_type = "text/html; charset=utf-8")),
+)]
+#[get("/docs")]
+pub async fn docs_page() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .insert_header(("Content-Security-Policy", DOCS_CSP))
+        .body(include_str!("../../static/docs/index.html"))
+}
+
+/// The files the docs page loads: (name, content type, bytes). Swagger UI's files are
+/// swagger-ui-dist as published (see `static/docs/README.md`).
+pub const DOCS_ASSETS: &[(&str, &str, &[u8])] = &[
+    (
+        "swagger-ui-bundle.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../static/docs/swagger-ui-bundle.js"),
+    ),
+    (
+        "swagger-ui.css",
+        "text/css; charset=utf-8",
+        include_bytes!("../../static/docs/swagger-ui.css"),
+    ),
+    (
+        "init.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../static/docs/init.js"),
+    ),
+    (
+        "LICENSE",
+        "text/plain; charset=utf-8",
+        include_bytes!("../../static/docs/LICENSE"),
+    ),
+];
+
+/// A file of the docs page.
+///
+/// No authentication.
+#[utoipa::path(
+    tag = "ops",
+    params(("file" = String, Path, description = "The file's name.", example = "swagger-ui-bundle.js")),
+    responses(
+        (status = 200, description = "The file, with its content type.", content(
+            (String = "text/javascript; charset=utf-8"),
+            (String = "text/css; charset=utf-8"),
+            (String = "text/plain; charset=utf-8"),
+        )),
+        (status = 404, description = "`no_such_route`: no such file.", body = dto::ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
+#[get("/docs/{file}")]
+pub async fn docs_asset(path: web::Path<String>) -> Result<HttpResponse, Problem> {
+    let (_, content_type, bytes) = DOCS_ASSETS
+        .iter()
+        .find(|(name, _, _)| *name == path.as_str())
+        .ok_or_else(not_found_route)?;
+    Ok(HttpResponse::Ok()
+        .content_type(*content_type)
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .body(*bytes))
+}

@@ -1,0 +1,1078 @@
+//! The OpenAPI description: the committed `openapi/openapi.json` is what the code generates
+//! and what the server serves; every route of `configure` is in it and every operation in it
+//! reaches a route; operator commands declare the `Idempotency-Key` the server demands; real
+//! requests and responses of a whole session (every operation, every status it returned)
+//! match their schemas; and the docs page works offline.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
+
+const REGENERATE: &str = "regenerate it with `cargo run -- openapi > openapi/openapi.json`";
+
+fn repo_file(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+fn committed() -> String {
+    std::fs::read_to_string(repo_file("openapi/openapi.json"))
+        .unwrap_or_else(|e| panic!("openapi/openapi.json: {e}; {REGENERATE}"))
+}
+
+fn spec() -> Value {
+    serde_json::from_str(&committed()).expect("openapi/openapi.json is JSON")
+}
+
+/// Every (METHOD, path template) of the spec.
+fn operations(spec: &Value) -> BTreeSet<(String, String)> {
+    let mut ops = BTreeSet::new();
+    for (path, item) in spec["paths"].as_object().expect("paths") {
+        for method in item.as_object().expect("path item").keys() {
+            ops.insert((method.to_uppercase(), path.clone()));
+        }
+    }
+    ops
+}
+
+fn operation<'a>(spec: &'a Value, method: &str, template: &str) -> &'a Value {
+    let op = &spec["paths"][template][method.to_lowercase()];
+    assert!(op.is_object(), "{method} {template} is not in openapi.json");
+    op
+}
+
+// ----- a small JSON Schema checker (the subset utoipa emits) -------------------------------
+
+/// Checks `v` against `schema`. Objects are closed: a property the schema does not declare is
+/// an error even without `additionalProperties: false`, so a body with a field the document
+/// does not name fails.
+fn check(spec: &Value, schema: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        let name = r
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("unexpected $ref {r}"));
+        let target = &spec["components"]["schemas"][name];
+        assert!(target.is_object(), "{r} is not defined");
+        return check(spec, target, v, at, errors);
+    }
+    if let Some(alts) = schema.get("oneOf").and_then(Value::as_array) {
+        let mut why = Vec::new();
+        let matching = alts
+            .iter()
+            .filter(|alt| {
+                let mut e = Vec::new();
+                check(spec, alt, v, at, &mut e);
+                why.extend(e.iter().cloned());
+                e.is_empty()
+            })
+            .count();
+        if matching != 1 {
+            errors.push(format!(
+                "{at}: {v} matches {matching} of oneOf's {} schemas ({})",
+                alts.len(),
+                why.join("; ")
+            ));
+        }
+        return;
+    }
+    if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
+        for s in all {
+            check(spec, s, v, at, errors);
+        }
+        return;
+    }
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        if !values.contains(v) {
+            errors.push(format!("{at}: {v} is not one of {values:?}"));
+        }
+    }
+    if let Some(t) = schema.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+            _ => panic!("{at}: odd type {t}"),
+        };
+        let ok = types.iter().any(|t| match *t {
+            "null" => v.is_null(),
+            "boolean" => v.is_boolean(),
+            "integer" => v.is_i64() || v.is_u64(),
+            "number" => v.is_number(),
+            "string" => v.is_string(),
+            "array" => v.is_array(),
+            "object" => v.is_object(),
+            other => panic!("{at}: unknown type {other}"),
+        });
+        if !ok {
+            errors.push(format!("{at}: {v} is not of type {t}"));
+            return;
+        }
+    }
+    if let Some(n) = v.as_f64() {
+        if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
+            if n < min {
+                errors.push(format!("{at}: {n} < minimum {min}"));
+            }
+        }
+        if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
+            if n > max {
+                errors.push(format!("{at}: {n} > maximum {max}"));
+            }
+        }
+    }
+    if let Some(items) = v.as_array() {
+        if let Some(min) = schema.get("minItems").and_then(Value::as_u64) {
+            if (items.len() as u64) < min {
+                errors.push(format!("{at}: fewer than {min} items"));
+            }
+        }
+        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64) {
+            if items.len() as u64 > max {
+                errors.push(format!("{at}: more than {max} items"));
+            }
+        }
+        if let Some(item_schema) = schema.get("items") {
+            for (i, item) in items.iter().enumerate() {
+                check(spec, item_schema, item, &format!("{at}[{i}]"), errors);
+            }
+        }
+    }
+    if let Some(obj) = v.as_object() {
+        for r in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let r = r.as_str().expect("required names");
+            if !obj.contains_key(r) {
+                errors.push(format!("{at}: required `{r}` is missing"));
+            }
+        }
+        if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+            for (k, fv) in obj {
+                match props.get(k) {
+                    Some(ps) => check(spec, ps, fv, &format!("{at}.{k}"), errors),
+                    None => errors.push(format!("{at}: `{k}` is not a documented property")),
+                }
+            }
+        }
+    }
+}
+
+fn assert_matches(spec: &Value, schema: &Value, v: &Value, what: &str) {
+    let mut errors = Vec::new();
+    check(spec, schema, v, "$", &mut errors);
+    assert!(
+        errors.is_empty(),
+        "{what} does not match openapi.json:\n  {}\nbody: {v}",
+        errors.join("\n  ")
+    );
+}
+
+// ----- HTTP --------------------------------------------------------------------------------
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .new_agent()
+}
+
+struct Response {
+    status: u16,
+    content_type: String,
+    csp: Option<String>,
+    bytes: Vec<u8>,
+}
+
+impl Response {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.bytes).unwrap_or(Value::Null)
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
+}
+
+fn send(
+    method: &str,
+    url: &str,
+    key: Option<&str>,
+    idem: Option<&str>,
+    body: Option<&str>,
+) -> Response {
+    let mut headers: Vec<(&str, String)> = Vec::new();
+    if let Some(k) = key {
+        headers.push(("Authorization", format!("Bearer {k}")));
+    }
+    if let Some(i) = idem {
+        headers.push(("Idempotency-Key", i.to_string()));
+    }
+    let result = match method {
+        "GET" => {
+            let mut r = agent().get(url);
+            for (k, v) in &headers {
+                r = r.header(*k, v);
+            }
+            r.call()
+        }
+        "POST" => {
+            let mut r = agent().post(url).header("Content-Type", "application/json");
+            for (k, v) in &headers {
+                r = r.header(*k, v);
+            }
+            r.send(body.unwrap_or(""))
+        }
+        other => panic!("no {other} in this API"),
+    };
+    let mut resp = result.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+    let header = |name: &str| {
+        resp.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let content_type = header("content-type").unwrap_or_default();
+    let csp = header("content-security-policy");
+    let bytes = resp
+        .body_mut()
+        .with_config()
+        .limit(1 << 26)
+        .read_to_vec()
+        .expect("response body");
+    Response {
+        status: resp.status().as_u16(),
+        content_type,
+        csp,
+        bytes,
+    }
+}
+
+fn media_type(content_type: &str) -> &str {
+    content_type.split(';').next().unwrap_or("").trim()
+}
+
+/// A server and the spec; every call is checked against the spec on the way out and back.
+struct Api {
+    server: TestServer,
+    spec: Value,
+    _storage: Storage,
+    idem: std::cell::Cell<u32>,
+}
+
+impl Api {
+    fn start() -> Api {
+        let storage = Storage::new(Backend::Sqlite);
+        Api {
+            server: TestServer::on(&storage),
+            spec: spec(),
+            _storage: storage,
+            idem: std::cell::Cell::new(0),
+        }
+    }
+
+    fn fresh_idem(&self) -> String {
+        self.idem.set(self.idem.get() + 1);
+        format!("openapi-test-{}", self.idem.get())
+    }
+
+    /// Sends `METHOD template` with `args` filled into the template's `{…}` in order, checks the
+    /// request body against the operation's request schema, that the status is documented, and
+    /// that the response matches the documented content type and schema.
+    #[allow(clippy::too_many_arguments)]
+    fn call(
+        &self,
+        method: &str,
+        template: &str,
+        args: &[&str],
+        query: &str,
+        key: Option<&str>,
+        idem: Option<&str>,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        self.send_checked(true, method, template, args, query, key, idem, body)
+    }
+
+    /// As [`Api::call`], but a request body that breaks the schema is sent as it is (to see it
+    /// refused).
+    #[allow(clippy::too_many_arguments)]
+    fn send_checked(
+        &self,
+        check_request: bool,
+        method: &str,
+        template: &str,
+        args: &[&str],
+        query: &str,
+        key: Option<&str>,
+        idem: Option<&str>,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        let op = operation(&self.spec, method, template);
+        let mut path = String::new();
+        let mut rest = template;
+        let mut args = args.iter();
+        while let Some(i) = rest.find('{') {
+            let j = rest[i..].find('}').expect("closing brace") + i;
+            path.push_str(&rest[..i]);
+            path.push_str(args.next().expect("an argument per template variable"));
+            rest = &rest[j + 1..];
+        }
+        path.push_str(rest);
+        path.push_str(query);
+        if let Some(b) = body.filter(|_| check_request) {
+            let schema = &op["requestBody"]["content"]["application/json"]["schema"];
+            assert!(
+                schema.is_object(),
+                "{method} {template} documents no JSON body"
+            );
+            assert_matches(
+                &self.spec,
+                schema,
+                b,
+                &format!("the request to {method} {template}"),
+            );
+        }
+        let text = body.map(Value::to_string);
+        let r = send(method, &self.server.url(&path), key, idem, text.as_deref());
+        let documented = &op["responses"][r.status.to_string()];
+        assert!(
+            documented.is_object(),
+            "{method} {path} answered {} ({}), which openapi.json does not document for {template}",
+            r.status,
+            r.text()
+        );
+        let content = documented["content"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{method} {template} {}: no content", r.status));
+        let (_, media) = content
+            .iter()
+            .find(|(ct, _)| media_type(ct) == media_type(&r.content_type))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{method} {path} {}: content type {} is not among the documented {:?}",
+                    r.status,
+                    r.content_type,
+                    content.keys().collect::<Vec<_>>()
+                )
+            });
+        if media_type(&r.content_type).ends_with("json") {
+            let v = r.json();
+            assert_matches(
+                &self.spec,
+                &media["schema"],
+                &v,
+                &format!("{method} {path} {}", r.status),
+            );
+            (r.status, v)
+        } else {
+            (r.status, Value::String(r.text()))
+        }
+    }
+
+    fn get(&self, template: &str, args: &[&str], key: Option<&str>) -> (u16, Value) {
+        self.call("GET", template, args, "", key, None, None)
+    }
+
+    /// An operator command with a fresh Idempotency-Key.
+    fn command(&self, template: &str, args: &[&str], key: &str, body: Value) -> (u16, Value) {
+        let idem = self.fresh_idem();
+        self.call(
+            "POST",
+            template,
+            args,
+            "",
+            Some(key),
+            Some(&idem),
+            Some(&body),
+        )
+    }
+}
+
+// ----- the tests ---------------------------------------------------------------------------
+
+#[test]
+fn committed_openapi_json_is_the_generated_one() {
+    let generated = pitboss::api::openapi::openapi_json_text();
+    assert!(
+        committed() == generated,
+        "openapi/openapi.json differs from what the code generates: {REGENERATE}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pitboss"))
+        .arg("openapi")
+        .output()
+        .expect("run pitboss openapi");
+    assert!(out.status.success());
+    assert!(
+        out.stdout == generated.as_bytes(),
+        "`pitboss openapi` prints something else than the generated document"
+    );
+}
+
+#[test]
+fn served_openapi_json_is_the_committed_one() {
+    let storage = Storage::new(Backend::Sqlite);
+    let server = TestServer::on(&storage);
+    let r = send("GET", &server.url("/openapi.json"), None, None, None);
+    assert_eq!(r.status, 200);
+    assert_eq!(media_type(&r.content_type), "application/json");
+    assert!(
+        r.text() == committed(),
+        "GET /openapi.json differs from openapi/openapi.json: {REGENERATE}"
+    );
+    let spec = r.json();
+    assert_eq!(spec["info"]["title"], "pitboss");
+    assert_eq!(spec["info"]["version"], env!("CARGO_PKG_VERSION"));
+    assert!(spec["openapi"].as_str().unwrap().starts_with("3.1"));
+    assert_eq!(
+        spec["components"]["securitySchemes"]["api_key"]["scheme"],
+        "bearer"
+    );
+}
+
+/// The routes as the source registers them: every `#[get("…")]`/`#[post("…")]` of `src/api/`.
+fn routes_in_source() -> BTreeSet<(String, String)> {
+    let mut routes = BTreeSet::new();
+    let dir = repo_file("src/api");
+    for entry in std::fs::read_dir(&dir).expect("src/api") {
+        let path = entry.expect("dir entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("source file");
+        for line in text.lines() {
+            for method in ["get", "post", "put", "patch", "delete"] {
+                if let Some(rest) = line.trim().strip_prefix(&format!("#[{method}(\"")) {
+                    let route = rest.split('"').next().expect("route literal");
+                    routes.insert((method.to_uppercase(), route.to_string()));
+                }
+            }
+        }
+    }
+    routes
+}
+
+#[test]
+fn every_route_is_documented_and_every_documented_operation_is_routed() {
+    let spec = spec();
+    let documented = operations(&spec);
+    let routed = routes_in_source();
+    let undocumented: Vec<_> = routed.difference(&documented).collect();
+    assert!(
+        undocumented.is_empty(),
+        "routes without an operation in openapi.json (annotate them with #[utoipa::path], list \
+         them in ApiDoc, then {REGENERATE}): {undocumented:?}"
+    );
+    let unrouted: Vec<_> = documented.difference(&routed).collect();
+    assert!(
+        unrouted.is_empty(),
+        "operations with no route: {unrouted:?}"
+    );
+    // `configure` registers exactly these: one `.service(…)` per route.
+    let startup = std::fs::read_to_string(repo_file("src/api/startup.rs")).expect("startup.rs");
+    let configure = startup
+        .split("pub fn configure(")
+        .nth(1)
+        .and_then(|s| s.split("\n}\n").next())
+        .expect("configure in startup.rs");
+    assert_eq!(
+        configure.matches(".service(").count(),
+        documented.len(),
+        "configure registers {} services but openapi.json has {} operations",
+        configure.matches(".service(").count(),
+        documented.len()
+    );
+
+    // Each documented operation reaches a handler on the running server (an unknown route or
+    // method would be the `no_such_route` problem).
+    let storage = Storage::new(Backend::Sqlite);
+    let server = TestServer::on(&storage);
+    for (method, template) in &documented {
+        let path = template
+            .replace("{plan}", "alg-roulette@1")
+            .replace("{id}", "alg-roulette")
+            .replace("{seq}", "0")
+            .replace("{file}", "init.js")
+            .replace("{table}", "t")
+            .replace("{round}", "t.1");
+        let r = send(method, &server.url(&path), None, None, Some("{}"));
+        assert!(
+            !(r.status == 404 && r.json()["code"] == "no_such_route"),
+            "{method} {template} is documented but not routed"
+        );
+    }
+}
+
+#[test]
+fn operator_commands_declare_the_idempotency_key_the_server_demands() {
+    let api = Api::start();
+    let op = api.server.create_key(ADMIN_KEY, "operator", Some("op1"));
+    let auditor = api.server.create_key(ADMIN_KEY, "auditor", None);
+    let mut commands = 0;
+    for (method, template) in operations(&api.spec) {
+        if method != "POST" {
+            continue;
+        }
+        let o = operation(&api.spec, &method, &template);
+        let header = o["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["in"] == "header" && p["name"] == "Idempotency-Key");
+        let is_command = template.starts_with("/v1/tables") || template.starts_with("/v1/rounds");
+        if !is_command {
+            // The two other changes are documented, and behave, as taking no key: signing a
+            // checkpoint is naturally idempotent, and each key creation is a new key.
+            assert!(
+                header.is_none(),
+                "{template} does not read an Idempotency-Key"
+            );
+            continue;
+        }
+        commands += 1;
+        let header = header.unwrap_or_else(|| {
+            panic!("{method} {template} does not declare the Idempotency-Key header")
+        });
+        assert_eq!(header["required"], true, "{template}: Idempotency-Key");
+        assert_eq!(header["schema"]["type"], "string");
+        // The documented example body gets past parsing; without the header it is refused.
+        let body = &o["requestBody"]["content"]["application/json"];
+        let example = body["examples"]
+            .as_object()
+            .and_then(|m| m.values().next())
+            .map(|e| e["value"].clone())
+            .or_else(|| body.get("example").cloned())
+            .or_else(|| {
+                let r = body["schema"]["$ref"].as_str()?;
+                let name = r.trim_start_matches("#/components/schemas/");
+                api.spec["components"]["schemas"][name]
+                    .get("example")
+                    .cloned()
+            })
+            .unwrap_or_else(|| panic!("{template} documents no example body"));
+        let path = template.replace("{table}", "t1").replace("{round}", "t1.1");
+        let (s, b) = api.call(
+            "POST",
+            &template,
+            &[if template.contains("{round}") {
+                "t1.1"
+            } else {
+                "t1"
+            }],
+            "",
+            Some(&op),
+            None,
+            Some(&example),
+        );
+        assert_eq!(
+            (s, b["code"].as_str()),
+            (400, Some("idempotency_key_required")),
+            "POST {path} without an Idempotency-Key: {b}"
+        );
+    }
+    assert_eq!(commands, 7, "the operator commands");
+    // And those without it need none.
+    let (s, b) = api.call(
+        "POST",
+        "/v1/audit/checkpoint",
+        &[],
+        "",
+        Some(&auditor),
+        None,
+        None,
+    );
+    assert_eq!(s, 200, "{b}");
+}
+
+#[test]
+fn examples_in_the_spec_match_their_schemas() {
+    let spec = spec();
+    for (name, schema) in spec["components"]["schemas"].as_object().expect("schemas") {
+        if let Some(example) = schema.get("example") {
+            assert_matches(&spec, schema, example, &format!("the example of {name}"));
+        }
+    }
+    let mut bodies = 0;
+    for (method, template) in operations(&spec) {
+        let body =
+            &operation(&spec, &method, &template)["requestBody"]["content"]["application/json"];
+        for (name, e) in body["examples"].as_object().into_iter().flatten() {
+            bodies += 1;
+            assert_matches(
+                &spec,
+                &body["schema"],
+                &e["value"],
+                &format!("example {name} of {method} {template}"),
+            );
+        }
+    }
+    assert!(bodies >= 8, "the bet kinds and dealer events have examples");
+}
+
+/// One session that calls every operation, with successes and refusals; `Api::call` checks
+/// each request and response against the spec.
+#[test]
+fn real_requests_and_responses_match_the_spec() {
+    let api = Api::start();
+    let admin = Some(ADMIN_KEY);
+    let mut called: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut note = |m: &str, t: &str| called.insert((m.to_string(), t.to_string()));
+
+    // Ops and plans, without a key.
+    let (s, h) = api.get("/healthz", &[], None);
+    assert_eq!((s, h["status"].as_str()), (200, Some("ok")));
+    note("GET", "/healthz");
+    assert_eq!(api.get("/metrics", &[], None).0, 200);
+    note("GET", "/metrics");
+    assert_eq!(api.get("/openapi.json", &[], None).0, 200);
+    note("GET", "/openapi.json");
+    assert_eq!(api.get("/docs", &[], None).0, 200);
+    note("GET", "/docs");
+    assert_eq!(api.get("/docs/{file}", &["init.js"], None).0, 200);
+    assert_eq!(api.get("/docs/{file}", &["nope.js"], None).0, 404);
+    note("GET", "/docs/{file}");
+    let (s, plans) = api.get("/v1/plans", &[], None);
+    assert!(s == 200 && plans.as_array().is_some_and(|p| !p.is_empty()));
+    note("GET", "/v1/plans");
+    assert_eq!(
+        api.get("/v1/plans/{plan}", &["alg-roulette@1"], None).0,
+        200
+    );
+    assert_eq!(
+        api.get("/v1/plans/{plan}", &["alg-roulette@x"], None).0,
+        400
+    );
+    assert_eq!(api.get("/v1/plans/{plan}", &["no-such-plan"], None).0, 404);
+    note("GET", "/v1/plans/{plan}");
+    assert_eq!(
+        api.get("/v1/plans/{id}/versions", &["alg-roulette"], None)
+            .0,
+        200
+    );
+    assert_eq!(
+        api.get("/v1/plans/{id}/versions", &["alg-roulette@1"], None)
+            .0,
+        400
+    );
+    note("GET", "/v1/plans/{id}/versions");
+    let diff = |q: &str| api.call("GET", "/v1/plan-diff", &[], q, None, None, None);
+    let (s, d) = diff("?from=czech-blackjack@1&to=czech-blackjack-strict@1");
+    assert!(
+        s == 200 && !d["changes"].as_array().unwrap().is_empty(),
+        "{d}"
+    );
+    assert_eq!(diff("?from=czech-blackjack@1").0, 400);
+    assert_eq!(diff("?from=czech-blackjack@1&to=nope@1").0, 404);
+    note("GET", "/v1/plan-diff");
+
+    // Keys.
+    let new_key = |key: Option<&str>, body: Value| {
+        api.call("POST", "/v1/admin/keys", &[], "", key, None, Some(&body))
+    };
+    let (s, k) = new_key(admin, json!({"role": "operator", "operator": "op1"}));
+    assert_eq!(s, 201);
+    let op1 = k["key"].as_str().unwrap().to_string();
+    let op1 = op1.as_str();
+    let (_, k) = new_key(admin, json!({"role": "operator", "operator": "op2"}));
+    let op2 = k["key"].as_str().unwrap().to_string();
+    let op2 = op2.as_str();
+    let (_, k) = new_key(admin, json!({"role": "auditor"}));
+    let auditor = k["key"].as_str().unwrap().to_string();
+    let auditor = auditor.as_str();
+    assert_eq!(new_key(admin, json!({"role": "operator"})).0, 400);
+    assert_eq!(new_key(Some(auditor), json!({"role": "auditor"})).0, 403);
+    assert_eq!(new_key(None, json!({"role": "auditor"})).0, 401);
+    note("POST", "/v1/admin/keys");
+
+    // Tables.
+    let open = |key: &str, body: Value| api.command("/v1/tables", &[], key, body);
+    assert_eq!(
+        open(
+            op1,
+            json!({"table": "t-live", "plan": "alg-roulette@1", "mode": "live"})
+        )
+        .0,
+        201
+    );
+    let (s, t) = open(
+        op1,
+        json!({"table": "t-rng", "plan": "alg-roulette", "mode": "rng"}),
+    );
+    assert_eq!((s, t["plan"].as_str()), (201, Some("alg-roulette@1")));
+    assert_eq!(
+        open(
+            op1,
+            json!({"table": "t-live", "plan": "alg-roulette@1", "mode": "live"})
+        )
+        .0,
+        409
+    );
+    assert_eq!(
+        open(
+            op1,
+            json!({"table": "bad id", "plan": "alg-roulette@1", "mode": "live"})
+        )
+        .0,
+        422
+    );
+    assert_eq!(
+        open(
+            op1,
+            json!({"table": "t-x", "plan": "nope@1", "mode": "live"})
+        )
+        .0,
+        404
+    );
+    assert_eq!(
+        open(
+            auditor,
+            json!({"table": "t-x", "plan": "alg-roulette@1", "mode": "live"})
+        )
+        .0,
+        403
+    );
+    let body = json!({"table": "t-y", "plan": "alg-roulette@1", "mode": "live"});
+    let once = |b: &Value| {
+        api.call(
+            "POST",
+            "/v1/tables",
+            &[],
+            "",
+            Some(op1),
+            Some("same-key"),
+            Some(b),
+        )
+    };
+    assert_eq!(once(&body).0, 201);
+    assert_eq!(once(&body).0, 201, "a retry answers the first answer");
+    let mut other = body.clone();
+    other["table"] = json!("t-z");
+    assert_eq!(once(&other).0, 422, "the same key for another request");
+    assert_eq!(
+        api.call("POST", "/v1/tables", &[], "", Some(op1), None, Some(&body))
+            .0,
+        400
+    );
+    note("POST", "/v1/tables");
+    assert_eq!(api.get("/v1/tables/{table}", &["t-live"], Some(op1)).0, 200);
+    assert_eq!(api.get("/v1/tables/{table}", &["t-live"], Some(op2)).0, 404);
+    assert_eq!(api.get("/v1/tables/{table}", &["t-live"], None).0, 401);
+    note("GET", "/v1/tables/{table}");
+    for connected in [false, true] {
+        let (s, _) = api.command(
+            "/v1/tables/{table}/players",
+            &["t-live"],
+            op1,
+            json!({"player": "p1", "connected": connected}),
+        );
+        assert_eq!(s, 200);
+    }
+    note("POST", "/v1/tables/{table}/players");
+
+    // A live round with every kind of bet.
+    let round_of = |table: &str| {
+        let (s, r) = api.command("/v1/tables/{table}/rounds", &[table], op1, json!({}));
+        assert_eq!(s, 201, "{r}");
+        r["round"].as_str().unwrap().to_string()
+    };
+    let round = round_of("t-live");
+    let (s, _) = api.command("/v1/tables/{table}/rounds", &["t-live"], op1, json!({}));
+    assert_eq!(s, 409, "round_in_progress");
+    note("POST", "/v1/tables/{table}/rounds");
+    let bets = |round: &str, bets: Value| {
+        api.command(
+            "/v1/rounds/{round}/bets",
+            &[round],
+            op1,
+            json!({"bets": bets}),
+        )
+    };
+    let (s, placed) = bets(
+        &round,
+        json!([
+            {"player": "p1", "bet": "straight", "numbers": [17], "stake_minor": 1000},
+            {"player": "p1", "bet": "split", "numbers": [0, 3], "stake_minor": 1000},
+            {"player": "p1", "bet": "line", "numbers": [13, 14, 15, 16, 17, 18], "stake_minor": 1000},
+            {"player": "p2", "bet": "dozen", "field": "dozen_2", "stake_minor": 2000},
+            {"player": "p2", "bet": "red_black", "field": "red", "stake_minor": 2000},
+            {"player": "p3", "bet": "voisins", "stake_minor": 100},
+            {"player": "p3", "bet": "neighbours", "number": 17, "neighbours": 2, "stake_minor": 100},
+            {"player": "p4", "bet": "complete", "number": 17, "stake_minor": 100},
+            {"player": "p5", "bet": "split", "numbers": [1, 36], "stake_minor": 1000}
+        ]),
+    );
+    assert_eq!(s, 200);
+    assert_eq!(
+        (placed["accepted"].as_u64(), placed["refused"].as_u64()),
+        (Some(8), Some(1)),
+        "{placed}"
+    );
+    let no_player = json!({"bets": [{"bet": "straight", "numbers": [1], "stake_minor": 1000}]});
+    let (s, b) = api.send_checked(
+        false,
+        "POST",
+        "/v1/rounds/{round}/bets",
+        &[&round],
+        "",
+        Some(op1),
+        Some("no-player"),
+        Some(&no_player),
+    );
+    assert_eq!((s, b["code"].as_str()), (400, Some("malformed_json")));
+    let event = |round: &str, e: Value| api.command("/v1/rounds/{round}/events", &[round], op1, e);
+    let spin = |n: u8, against: bool, revs: u8| json!({"type": "spin", "number": n, "ball_against_rotation": against, "ball_revolutions": revs});
+    assert_eq!(event(&round, spin(17, true, 4)).0, 409, "betting_open");
+    assert_eq!(event(&round, json!({"type": "close_betting"})).0, 200);
+    let (s, late) = bets(
+        &round,
+        json!([{"player": "p1", "bet": "straight", "numbers": [1], "stake_minor": 1000}]),
+    );
+    assert_eq!(s, 200);
+    assert_eq!(late["results"][0]["code"], "betting_closed", "{late}");
+    let (s, b) = api.send_checked(
+        false,
+        "POST",
+        "/v1/rounds/{round}/bets",
+        &[&round],
+        "",
+        Some(op1),
+        Some("no-bets"),
+        Some(&json!({"bets": []})),
+    );
+    assert_eq!((s, b["code"].as_str()), (422, Some("bad_bet_count")));
+    note("POST", "/v1/rounds/{round}/bets");
+    let (s, b) = event(&round, spin(17, true, 2));
+    assert_eq!((s, b["spin"]["valid"].as_bool()), (200, Some(false)));
+    assert_eq!(event(&round, json!({"type": "draw"})).0, 409, "not_rng");
+    let (s, b) = event(&round, spin(17, true, 4));
+    assert_eq!((s, b["phase"].as_str()), (200, Some("settled")), "{b}");
+    assert_eq!(event(&round, spin(17, true, 4)).0, 409);
+    note("POST", "/v1/rounds/{round}/events");
+    assert_eq!(api.get("/v1/rounds/{round}", &[&round], Some(op1)).0, 200);
+    assert_eq!(api.get("/v1/rounds/{round}", &[&round], Some(op2)).0, 404);
+    note("GET", "/v1/rounds/{round}");
+    let (s, b) = api.get("/v1/rounds/{round}/settlement", &[&round], Some(auditor));
+    assert_eq!((s, b["phase"].as_str()), (200, Some("settled")));
+    let (s, b) = api.get("/v1/rounds/{round}/recall", &[&round], Some(op1));
+    assert!(
+        s == 200 && b["entries"].as_array().unwrap().len() >= 5,
+        "{b}"
+    );
+    assert_eq!(
+        api.get("/v1/rounds/{round}/recall", &[&round], Some(op2)).0,
+        404
+    );
+    note("GET", "/v1/rounds/{round}/recall");
+
+    // An RNG round.
+    let rng_round = round_of("t-rng");
+    assert_eq!(
+        bets(
+            &rng_round,
+            json!([{"player": "p1", "bet": "straight", "numbers": [7], "stake_minor": 1000}])
+        )
+        .0,
+        200
+    );
+    assert_eq!(event(&rng_round, json!({"type": "close_betting"})).0, 200);
+    assert_eq!(event(&rng_round, spin(7, true, 4)).0, 409, "wrong_mode");
+    let (s, b) = event(&rng_round, json!({"type": "draw"}));
+    assert!(s == 200 && b["rng_seed"].is_string(), "{b}");
+
+    // A voided round, and one not settled.
+    let void_round = round_of("t-live");
+    assert_eq!(
+        bets(
+            &void_round,
+            json!([{"player": "p1", "bet": "straight", "numbers": [7], "stake_minor": 1000}])
+        )
+        .0,
+        200
+    );
+    let void = |round: &str, reason: &str| {
+        api.command(
+            "/v1/rounds/{round}/void",
+            &[round],
+            op1,
+            json!({"reason": reason}),
+        )
+    };
+    assert_eq!(void(&void_round, " ").0, 422, "bad_reason");
+    let (s, b) = void(&void_round, "wheel fault");
+    assert_eq!((s, b["phase"].as_str()), (200, Some("voided")));
+    assert_eq!(void(&void_round, "again").0, 409);
+    assert_eq!(void("t-live.99", "no such round").0, 404);
+    note("POST", "/v1/rounds/{round}/void");
+    let (s, b) = api.get("/v1/rounds/{round}/settlement", &[&void_round], Some(op1));
+    assert_eq!((s, b["phase"].as_str()), (200, Some("voided")));
+    let open_round = round_of("t-live");
+    assert_eq!(
+        api.get("/v1/rounds/{round}/settlement", &[&open_round], Some(op1))
+            .0,
+        409
+    );
+    assert_eq!(
+        api.get("/v1/rounds/{round}/settlement", &["t-live.99"], Some(op1))
+            .0,
+        404
+    );
+    note("GET", "/v1/rounds/{round}/settlement");
+    let close = |table: &str| {
+        api.command(
+            "/v1/tables/{table}/close",
+            &[table],
+            op1,
+            json!({"reason": "end of shift"}),
+        )
+    };
+    assert_eq!(close("t-live").0, 200);
+    assert_eq!(close("t-live").0, 409);
+    assert_eq!(close("t-nope").0, 404);
+    note("POST", "/v1/tables/{table}/close");
+
+    // The audit log.
+    let (s, b) = api.call(
+        "GET",
+        "/v1/audit/entries",
+        &[],
+        "?since=1&limit=5",
+        Some(auditor),
+        None,
+        None,
+    );
+    assert!(
+        s == 200 && b["entries"].as_array().unwrap().len() == 5,
+        "{b}"
+    );
+    assert_eq!(
+        api.call(
+            "GET",
+            "/v1/audit/entries",
+            &[],
+            "?since=x",
+            Some(auditor),
+            None,
+            None
+        )
+        .0,
+        400
+    );
+    assert_eq!(api.get("/v1/audit/entries", &[], Some(op1)).0, 403);
+    assert_eq!(api.get("/v1/audit/entries", &[], None).0, 401);
+    note("GET", "/v1/audit/entries");
+    let (s, b) = api.call(
+        "POST",
+        "/v1/audit/checkpoint",
+        &[],
+        "",
+        Some(auditor),
+        None,
+        None,
+    );
+    assert!(s == 200 && b["tree_size"].as_u64().unwrap() > 0, "{b}");
+    note("POST", "/v1/audit/checkpoint");
+    let (s, b) = api.get("/v1/audit/checkpoint", &[], Some(auditor));
+    assert!(
+        s == 200 && b.as_str().unwrap().starts_with("pitboss/audit\n"),
+        "{b}"
+    );
+    note("GET", "/v1/audit/checkpoint");
+    assert_eq!(
+        api.get("/v1/audit/proof/{seq}", &["3"], Some(auditor)).0,
+        200
+    );
+    assert_eq!(
+        api.get("/v1/audit/proof/{seq}", &["999999"], Some(auditor))
+            .0,
+        404
+    );
+    assert_eq!(
+        api.get("/v1/audit/proof/{seq}", &["x"], Some(auditor)).0,
+        400
+    );
+    note("GET", "/v1/audit/proof/{seq}");
+    let (s, b) = api.get("/v1/audit/export", &[], Some(auditor));
+    assert!(s == 200 && b.as_str().unwrap().lines().count() > 5);
+    note("GET", "/v1/audit/export");
+    let (s, b) = api.get("/v1/audit/public-key", &[], None);
+    assert!(s == 200 && b.as_str().unwrap().contains("BEGIN PUBLIC KEY"));
+    note("GET", "/v1/audit/public-key");
+
+    let all = operations(&api.spec);
+    let missed: Vec<_> = all.difference(&called).collect();
+    assert!(
+        missed.is_empty(),
+        "operations this session did not call: {missed:?}"
+    );
+}
+
+#[test]
+fn docs_page_works_offline() {
+    let storage = Storage::new(Backend::Sqlite);
+    let server = TestServer::on(&storage);
+    let page = send("GET", &server.url("/docs"), None, None, None);
+    assert_eq!(page.status, 200);
+    assert_eq!(page.content_type, "text/html; charset=utf-8");
+    let csp = page
+        .csp
+        .clone()
+        .expect("a Content-Security-Policy on the page");
+    assert!(csp.contains("default-src 'self'"), "{csp}");
+    let html = page.text();
+    // No URL to another host: only paths on this service.
+    for scheme in ["http://", "https://", "//"] {
+        for (i, _) in html.match_indices(scheme) {
+            let before = &html[..i];
+            assert!(
+                scheme == "//" && before.ends_with(':'),
+                "the page names another host: …{}…",
+                &html[i.saturating_sub(40)..(i + 60).min(html.len())]
+            );
+        }
+    }
+    // Every URL the page loads is local and served with its content type.
+    let mut loaded = Vec::new();
+    for attr in ["src=\"", "href=\""] {
+        for part in html.split(attr).skip(1) {
+            let url = part.split('"').next().expect("closing quote");
+            assert!(url.starts_with('/'), "{url} is not a path on this service");
+            loaded.push(url.to_string());
+        }
+    }
+    for (url, content_type) in [
+        (
+            "/docs/swagger-ui-bundle.js",
+            "text/javascript; charset=utf-8",
+        ),
+        ("/docs/swagger-ui.css", "text/css; charset=utf-8"),
+        ("/docs/init.js", "text/javascript; charset=utf-8"),
+    ] {
+        assert!(loaded.iter().any(|u| u == url), "the page loads {url}");
+        let r = send("GET", &server.url(url), None, None, None);
+        assert_eq!(
+            (r.status, r.content_type.as_str()),
+            (200, content_type),
+            "{url}"
+        );
+        let file = repo_file(&format!("static/docs/{}", url.trim_start_matches("/docs/")));
+        assert!(
+            r.bytes == std::fs::read(&file).expect("vendored file"),
+            "{url} is not the file under static/docs/"
+        );
+    }
+    assert!(loaded.iter().any(|u| u == "/openapi.json"));
+    let init = send("GET", &server.url("/docs/init.js"), None, None, None).text();
+    assert!(init.contains("url: \"/openapi.json\"") && init.contains("validatorUrl: null"));
+    assert!(!init.contains("http://") && !init.contains("https://"));
+    let r = send("GET", &server.url("/docs/LICENSE"), None, None, None);
+    assert!(r.status == 200 && r.text().contains("Apache License"));
+    let r = send("GET", &server.url("/docs/missing.js"), None, None, None);
+    assert_eq!(
+        (r.status, media_type(&r.content_type)),
+        (404, "application/problem+json")
+    );
+}
