@@ -98,7 +98,10 @@ fn the_service_refuses_to_start_on_a_plan_with_errors() {
 fn the_first_start_prints_a_bootstrap_admin_key_once_and_it_works() {
     let storage = crate::server::Storage::new(crate::server::Backend::Sqlite);
     let mut first = TestServer::spawn(&plans_dir(), &storage, &[]);
-    let admin = first.admin_key.clone().expect("a bootstrap admin key is printed on first start");
+    let admin = first
+        .admin_key
+        .clone()
+        .expect("a bootstrap admin key is printed on first start");
     let operator = first.create_key(&admin, "operator", Some("op1"));
     assert!(operator.starts_with("pb_"));
     first.kill();
