@@ -459,13 +459,11 @@ impl State {
             });
             phase = Phase::BettingClosed;
         }
-        // Placements accepted so far in this round, including earlier bets of this request,
-        // for the cumulative limits of a player on one spot.
-        let mut accepted: Vec<(String, Vec<Placement>)> = r
-            .bets
-            .iter()
-            .map(|b| (b.player.clone(), b.placements.clone()))
-            .collect();
+        // Bets accepted earlier in this request; with the round's bets, they count towards the
+        // cumulative limits of a player on one spot. Only the betting player's placements are
+        // gathered: copying every placement of the round for every bet made a request cost
+        // grow with the size of the round (quadratic over a round).
+        let mut accepted: Vec<(&str, Vec<Placement>)> = Vec::new();
         let mut next_index = r.bets.len();
         for (player, request) in bets {
             let refused = |refusal: Refusal| Event::BetRefused {
@@ -516,8 +514,11 @@ impl State {
                     continue;
                 }
             };
-            let existing: Vec<Placement> = accepted
+            let existing: Vec<Placement> = r
+                .bets
                 .iter()
+                .map(|b| (b.player.as_str(), &b.placements))
+                .chain(accepted.iter().map(|(p, ps)| (*p, ps)))
                 .filter(|(p, _)| p == player)
                 .flat_map(|(_, ps)| ps.iter().cloned())
                 .collect();
@@ -528,7 +529,7 @@ impl State {
             let stake_minor = placements.iter().map(|p| p.stake_minor).sum();
             let bet = bet_id(round, next_index);
             next_index += 1;
-            accepted.push((player.clone(), placements.clone()));
+            accepted.push((player, placements.clone()));
             events.push(Event::BetAccepted {
                 bet,
                 round: round.to_string(),

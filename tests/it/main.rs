@@ -3,6 +3,7 @@
 mod api_openapi;
 mod api_plans;
 mod api_roulette;
+mod crash;
 mod plan_blackjack;
 mod plan_cards;
 mod plan_format;
