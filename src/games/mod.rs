@@ -4,7 +4,12 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod baccarat;
+pub mod blackjack;
+pub mod casino_holdem;
+pub mod poker_hand;
 pub mod roulette;
+pub mod top_card;
 
 /// Why a bet or an event was refused: a stable machine code, a message for a person, and the
 /// clause of the plan whose rule refused it.

@@ -1,0 +1,1 @@
+//! (in progress: pure engine; see notes/next-steps.md)
