@@ -633,32 +633,40 @@ mod tests {
         );
     }
 
+    /// Hands of `size` cards per class, every hand of one deck (depth first over ascending
+    /// card indices).
+    fn count_every_hand(size: u8) -> [u64; 10] {
+        let deck = deck();
+        let mut per_class = [0u64; 10];
+        let mut hands = vec![(0usize, Hand::default())];
+        while let Some((next, h)) = hands.pop() {
+            if h.len == size {
+                per_class[h.rank().class() as usize] += 1;
+                continue;
+            }
+            let room = usize::from(size - h.len);
+            for (i, &card) in deck
+                .iter()
+                .enumerate()
+                .skip(next)
+                .take(52 + 1 - room - next)
+            {
+                let mut g = h;
+                g.add(card).expect("distinct");
+                hands.push((i + 1, g));
+            }
+        }
+        per_class
+    }
+
     /// Known counts of the 20,358,520 six-card hands, best five of six. Run with
     /// `cargo test --lib games::poker_hand -- --ignored --nocapture`.
     #[test]
     #[ignore = "20 million hands: run on demand"]
     fn every_six_card_hand_is_counted_in_its_class() {
         let started = Instant::now();
-        let deck = deck();
-        let mut per_class = [0u64; 10];
-        let mut hands = vec![(0usize, Hand::default())];
-        // Depth-first over ascending card indices, six deep.
-        while let Some((next, h)) = hands.pop() {
-            if h.len == 6 {
-                per_class[h.rank().class() as usize] += 1;
-                continue;
-            }
-            for i in next..52 {
-                if 52 - i < 6 - usize::from(h.len) {
-                    break;
-                }
-                let mut g = h;
-                g.add(deck[i]).expect("distinct");
-                hands.push((i + 1, g));
-            }
-        }
         assert_eq!(
-            per_class,
+            count_every_hand(6),
             [
                 6_612_900, 9_730_740, 2_532_816, 732_160, 361_620, 205_792, 165_984, 14_664, 1_656,
                 188
@@ -675,25 +683,8 @@ mod tests {
     #[ignore = "134 million hands: run on demand"]
     fn every_seven_card_hand_is_counted_in_its_class() {
         let started = Instant::now();
-        let deck = deck();
-        let mut per_class = [0u64; 10];
-        let mut hands = vec![(0usize, Hand::default())];
-        while let Some((next, h)) = hands.pop() {
-            if h.len == 7 {
-                per_class[h.rank().class() as usize] += 1;
-                continue;
-            }
-            for i in next..52 {
-                if 52 - i < 7 - usize::from(h.len) {
-                    break;
-                }
-                let mut g = h;
-                g.add(deck[i]).expect("distinct");
-                hands.push((i + 1, g));
-            }
-        }
         assert_eq!(
-            per_class,
+            count_every_hand(7),
             [
                 23_294_460, 58_627_800, 31_433_400, 6_461_620, 6_180_020, 4_047_644, 3_473_184,
                 224_848, 37_260, 4_324
