@@ -306,8 +306,9 @@ pub struct CasinoRazz {
 }
 
 /// The hand classes an Ante or flop-bonus outcome stands for (a pair limited to the minimum
-/// pair where the outcome says so).
-fn outcome_classes(outcome: &str) -> &'static [HandClass] {
+/// pair where the outcome says so). The engine pays a hand by the row whose classes hold its
+/// class, the same reading lint checks the payout table with.
+pub fn outcome_classes(outcome: &str) -> &'static [HandClass] {
     use HandClass::*;
     match outcome {
         "royal_flush" => &[RoyalFlush],
