@@ -20,6 +20,8 @@
 //! - *Cíl hry a výplaty výher* ([`settle`]): [`BlackjackEngine::settle_box`] (main, splits,
 //!   doubles, insurance, surrender) and [`BlackjackEngine::settle_bet_behind`].
 //! - *Vedlejší sázky* ([`side_bets`]): [`BlackjackEngine::settle_side_bet`].
+//! - *Rozdání* ([`deal`]): [`BlackjackEngine::first_pass`] (who gets the first cards, in which
+//!   order), [`BlackjackEngine::check_cards_fit_shoe`], and when a blackjack is paid.
 //! - *RNG* ([`shoe`]): [`shuffled_shoe`] deals a whole shoe from a seed.
 //!
 //! **Hands.** One player's play on one box (or, in a common-hand game, one player's own view
@@ -43,6 +45,7 @@ use crate::plan::model::{BetType, Plan};
 use crate::plan::rules::blackjack::BlackjackRules;
 use crate::plan::rules::{Family, GameRules};
 
+pub mod deal;
 pub mod dealer;
 pub mod hand;
 pub mod play;
@@ -52,6 +55,7 @@ pub mod settle;
 pub mod shoe;
 pub mod side_bets;
 
+pub use deal::DealTo;
 pub use dealer::DealerAction;
 pub use hand::{hand_value, HandValue};
 pub use play::{Decision, Hand, HandEnd, HandStatus, Insurer};
@@ -123,6 +127,8 @@ pub mod code {
     pub const DEALER_HAND_INVALID: &str = "dealer_hand_invalid";
     /// Settlement of hands that are not all finished, or that no play could have made.
     pub const PLAY_INVALID: &str = "play_invalid";
+    /// A live card that the plan's shoe cannot hold (more copies than its decks have).
+    pub const CARD_NOT_IN_SHOE: &str = "card_not_in_shoe";
     /// Side-bet settlement without the cards it is decided on.
     pub const CARDS_MISSING: &str = "cards_missing";
     /// The plan has no payout row for an outcome the rules need (e.g. a blackjack ratio).

@@ -147,7 +147,11 @@ impl<'p> BlackjackEngine<'p> {
     /// Settles a box's main play against the dealer's finished hand: the main bet on hand 0,
     /// a split stake on each further hand, a double on each doubled hand, the insurance, and a
     /// surrender's refund. Refuses hands that are not finished (unless the round ended at the
-    /// dealer's peek) and a dealer hand that broke the drawing rules.
+    /// dealer's peek) and a dealer hand that broke the drawing rules or is not finished: the
+    /// dealer always completes his hand ("Jakmile skončí s taháním karet všichni sázející,
+    /// krupiér dokončí svůj hand"; Bust It and Buster are decided on it), even when every
+    /// player's hand is bust. The insurance stake is taken as accepted by
+    /// [`BlackjackEngine::check_insurance`].
     pub fn settle_box(&self, play: &BoxPlay, dealer: &[Card]) -> Result<Settlement, Refusal> {
         self.check_round(play, dealer)?;
         let mut out = Settlement {
