@@ -1,1 +1,0 @@
-//! (in progress: pure engine; see notes/next-steps.md)

@@ -1,0 +1,463 @@
+//! "Cíl hry a výplaty výher": each hand against the dealer's, then every stake of it (the main
+//! bet, split stakes, doubles, insurance, a surrender's refund, a Bet Behind following the box)
+//! paid by the plan's rows, rounded by the plan's rule and held to the plan's maximum win.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::play::{Hand, HandStatus};
+use super::{code, BlackjackEngine};
+use crate::cards::{Card, Rank};
+use crate::games::{Payout, Refusal};
+use crate::plan::rules::blackjack::{DealerBlackjackTakes, UnfundedDouble, UnfundedSplit};
+
+/// One player's play on one box (or his own view of a common hand), finished.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BoxPlay {
+    /// The main bet. Every split stake and every double equals it.
+    pub main_stake_minor: i64,
+    /// The hands as played, in the order of [`super`]'s module documentation.
+    pub hands: Vec<Hand>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insurance_stake_minor: Option<i64>,
+}
+
+/// A Bet Behind on a box: its own stake, following the box owner's decisions ("rozhodnutí
+/// pouze následuje/kopíruje"), and which of the owner's added stakes its player matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BetBehind {
+    pub stake_minor: i64,
+    /// The Bet Behind player matched the owner's split. If not, by `unfunded_split` it plays
+    /// the right-hand hand only (hand 0).
+    #[serde(default)]
+    pub split_funded: bool,
+    /// The box hands whose double the Bet Behind player matched. An unmatched double plays
+    /// the undoubled stake on the doubled hand: one card, then stand (`unfunded_double`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doubles_funded: Vec<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insurance_stake_minor: Option<i64>,
+}
+
+/// A hand against the dealer's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HandResult {
+    /// The player's blackjack against no dealer blackjack.
+    Blackjack,
+    Win,
+    /// "Kdykoli má sázející stejný hand jako krupiér, jedná se o remízu."
+    Push,
+    Lose,
+    /// Lost to the dealer's blackjack: which stakes go is `blackjack.dealer_blackjack_takes`.
+    LoseToDealerBlackjack,
+    /// Given up; the `surrender` refund row applies.
+    Surrendered,
+}
+
+/// What one stake pays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StakeSettlement {
+    /// The bet type of the stake (`main`, `bet_behind`, `split`, `double`, `insurance` or a
+    /// side bet), whose payout rows and maximum win apply.
+    pub bet: String,
+    /// The hand the stake rides on; absent for insurance and side bets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hand: Option<usize>,
+    #[schemars(with = "serde_json::Value")]
+    pub payout: Payout,
+}
+
+/// A settled box (or Bet Behind): each hand's result and each stake's payout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Settlement {
+    /// One per hand played (for a Bet Behind: per hand it follows).
+    pub results: Vec<HandResult>,
+    pub stakes: Vec<StakeSettlement>,
+}
+
+impl Settlement {
+    /// What the wallet is credited: stakes returned plus winnings.
+    pub fn total_minor(&self) -> i64 {
+        self.stakes.iter().map(|s| s.payout.total_minor()).sum()
+    }
+
+    /// The stakes at risk.
+    pub fn staked_minor(&self) -> i64 {
+        self.stakes.iter().map(|s| s.payout.stake_minor).sum()
+    }
+}
+
+impl<'p> BlackjackEngine<'p> {
+    /// A finished hand against the dealer's finished hand `dealer`.
+    ///
+    /// A bust hand loses, even if the dealer busts too, where the plan says so
+    /// (`player_bust_loses_even_if_dealer_busts`; every plan does: "Hráč, který je „trop“,
+    /// vždy prohrává"). A blackjack beats everything but a dealer blackjack, which it pushes. A
+    /// dealer blackjack beats every other hand, a 21 of three cards included where
+    /// `dealer_blackjack_beats_player_21`. Otherwise the higher total wins, equal totals push.
+    pub fn hand_result(&self, hand: &Hand, dealer: &[Card]) -> HandResult {
+        let r = self.rules;
+        let dealer_bj = self.dealer_has_blackjack(dealer);
+        if hand.surrendered {
+            return if dealer_bj && r.surrender.refund_kept_if_dealer_blackjack == Some(false) {
+                HandResult::LoseToDealerBlackjack
+            } else {
+                HandResult::Surrendered
+            };
+        }
+        let player = self.value(&hand.cards);
+        let dealer_v = self.value(dealer);
+        if player.is_bust() {
+            return if dealer_v.is_bust() && !r.player_bust_loses_even_if_dealer_busts {
+                HandResult::Push
+            } else {
+                HandResult::Lose
+            };
+        }
+        if self.is_blackjack(hand) {
+            return if dealer_bj {
+                HandResult::Push
+            } else {
+                HandResult::Blackjack
+            };
+        }
+        if dealer_bj {
+            return if player.total == dealer_v.total
+                && !r.blackjack.dealer_blackjack_beats_player_21
+            {
+                HandResult::Push
+            } else {
+                HandResult::LoseToDealerBlackjack
+            };
+        }
+        if dealer_v.is_bust() || player.total > dealer_v.total {
+            HandResult::Win
+        } else if player.total == dealer_v.total {
+            HandResult::Push
+        } else {
+            HandResult::Lose
+        }
+    }
+
+    /// Settles a box's main play against the dealer's finished hand: the main bet on hand 0,
+    /// a split stake on each further hand, a double on each doubled hand, the insurance, and a
+    /// surrender's refund. Refuses hands that are not finished (unless the round ended at the
+    /// dealer's peek) and a dealer hand that broke the drawing rules or is not finished: the
+    /// dealer always completes his hand ("Jakmile skončí s taháním karet všichni sázející,
+    /// krupiér dokončí svůj hand"; Bust It and Buster are decided on it), even when every
+    /// player's hand is bust. The insurance stake is taken as accepted by
+    /// [`BlackjackEngine::check_insurance`].
+    pub fn settle_box(&self, play: &BoxPlay, dealer: &[Card]) -> Result<Settlement, Refusal> {
+        self.check_round(play, dealer)?;
+        let mut out = Settlement {
+            results: Vec::new(),
+            stakes: Vec::new(),
+        };
+        for (i, hand) in play.hands.iter().enumerate() {
+            let result = self.hand_result(hand, dealer);
+            out.results.push(result);
+            let base = if i == 0 { "main" } else { "split" };
+            self.settle_hand(
+                &mut out.stakes,
+                i,
+                result,
+                base,
+                play.main_stake_minor,
+                hand.doubled,
+            )?;
+        }
+        if let Some(s) = play.insurance_stake_minor {
+            out.stakes.push(self.settle_insurance(s, dealer)?);
+        }
+        Ok(out)
+    }
+
+    /// Settles a Bet Behind on a box: it follows the owner's hands with its own stake (rows
+    /// `bet_behind/*`); a split it matched adds its `split` stake on the other hand, one it did
+    /// not leaves it on the right-hand hand only (`unfunded_split = "right_hand_only"`); a
+    /// double it matched adds its `double` stake, one it did not leaves its single stake on the
+    /// doubled hand, which took one card and stood (`unfunded_double = "one_card_then_stand"`).
+    pub fn settle_bet_behind(
+        &self,
+        owner: &BoxPlay,
+        bet_behind: &BetBehind,
+        dealer: &[Card],
+    ) -> Result<Settlement, Refusal> {
+        let bb = &self.rules.bet_behind;
+        if !bb.allowed {
+            return Err(self.refuse(
+                code::NOT_OFFERED,
+                format!("{} offers no Bet Behind", self.plan.key()),
+                &bb.clause,
+            ));
+        }
+        self.check_round(owner, dealer)?;
+        let invalid = |m: String| Err(self.refuse(code::PLAY_INVALID, m, &bb.clause));
+        if bet_behind.stake_minor <= 0 {
+            return invalid(format!(
+                "a Bet Behind stake of {} minor units",
+                bet_behind.stake_minor
+            ));
+        }
+        let followed = if owner.hands.len() > 1 && !bet_behind.split_funded {
+            match bb.unfunded_split {
+                Some(UnfundedSplit::RightHandOnly) => 1,
+                None => return invalid("the plan states no rule for an unmatched split".into()),
+            }
+        } else {
+            owner.hands.len()
+        };
+        if bet_behind.split_funded && owner.hands.len() < 2 {
+            return invalid("a matched split on a box that did not split".into());
+        }
+        for &i in &bet_behind.doubles_funded {
+            if i >= followed || !owner.hands[i].doubled {
+                return invalid(format!(
+                    "a matched double on hand {i}, which it does not follow doubled"
+                ));
+            }
+        }
+        let unmatched_double = owner.hands[..followed]
+            .iter()
+            .enumerate()
+            .any(|(i, h)| h.doubled && !bet_behind.doubles_funded.contains(&i));
+        if unmatched_double && bb.unfunded_double != Some(UnfundedDouble::OneCardThenStand) {
+            return invalid("the plan states no rule for an unmatched double".into());
+        }
+        let mut out = Settlement {
+            results: Vec::new(),
+            stakes: Vec::new(),
+        };
+        for (i, hand) in owner.hands[..followed].iter().enumerate() {
+            let result = self.hand_result(hand, dealer);
+            out.results.push(result);
+            let base = if i == 0 { "bet_behind" } else { "split" };
+            let doubled = hand.doubled && bet_behind.doubles_funded.contains(&i);
+            self.settle_hand(
+                &mut out.stakes,
+                i,
+                result,
+                base,
+                bet_behind.stake_minor,
+                doubled,
+            )?;
+        }
+        if let Some(s) = bet_behind.insurance_stake_minor {
+            if self.rules.insurance.for_bet_behind != Some(true) {
+                return Err(self.refuse(
+                    code::INSURANCE_NOT_FOR_BET_BEHIND,
+                    "insurance is not offered to a Bet Behind",
+                    &self.rules.insurance.clause,
+                ));
+            }
+            out.stakes.push(self.settle_insurance(s, dealer)?);
+        }
+        Ok(out)
+    }
+
+    /// The stakes of one hand by its result: `base` (main, bet_behind or split) of `stake`,
+    /// and a double of the same stake when `doubled`.
+    fn settle_hand(
+        &self,
+        out: &mut Vec<StakeSettlement>,
+        i: usize,
+        result: HandResult,
+        base: &str,
+        stake: i64,
+        doubled: bool,
+    ) -> Result<(), Refusal> {
+        let hand = Some(i);
+        let takes_all = self.rules.blackjack.dealer_blackjack_takes
+            != Some(DealerBlackjackTakes::OriginalStakeOnly);
+        let base_payout = match result {
+            HandResult::Blackjack => self.pay(base, "blackjack", stake, hand)?,
+            HandResult::Win => self.pay(base, "win", stake, hand)?,
+            HandResult::Push => self.pay(base, "push", stake, hand)?,
+            HandResult::Surrendered => self.pay(base, "surrender", stake, hand)?,
+            HandResult::Lose => lose(base, stake, hand),
+            HandResult::LoseToDealerBlackjack if takes_all || base != "split" => {
+                lose(base, stake, hand)
+            }
+            // "original_stake_only": the original stake goes; what a split added comes back.
+            HandResult::LoseToDealerBlackjack => returned(base, stake, hand),
+        };
+        out.push(base_payout);
+        if doubled {
+            let double_payout = match result {
+                HandResult::Win => self.pay("double", "win", stake, hand)?,
+                HandResult::Push => self.pay("double", "push", stake, hand)?,
+                HandResult::Lose => lose("double", stake, hand),
+                HandResult::LoseToDealerBlackjack if takes_all => lose("double", stake, hand),
+                HandResult::LoseToDealerBlackjack => returned("double", stake, hand),
+                HandResult::Blackjack | HandResult::Surrendered => {
+                    return Err(self.refuse(
+                        code::PLAY_INVALID,
+                        format!("hand {i} is doubled but ended {result:?}"),
+                        &self.rules.double.clause,
+                    ))
+                }
+            };
+            out.push(double_payout);
+        }
+        Ok(())
+    }
+
+    fn settle_insurance(&self, stake: i64, dealer: &[Card]) -> Result<StakeSettlement, Refusal> {
+        let i = &self.rules.insurance;
+        if !i.offered || dealer.first().is_none_or(|c| c.rank != Rank::Ace) {
+            return Err(self.refuse(
+                code::PLAY_INVALID,
+                "insurance is taken only where offered, on a dealer ace",
+                &i.clause,
+            ));
+        }
+        if self.dealer_has_blackjack(dealer) {
+            self.pay("insurance", "win", stake, None)
+        } else {
+            Ok(lose("insurance", stake, None))
+        }
+    }
+
+    /// The dealer's hand is finished by the rules, and the box's hands are a finished play (or
+    /// an unplayed first two cards when the round ended at the peek).
+    fn check_round(&self, play: &BoxPlay, dealer: &[Card]) -> Result<(), Refusal> {
+        self.check_dealer_hand(dealer)?;
+        let invalid = |m: String| Err(self.refuse(code::PLAY_INVALID, m, &self.rules.clause));
+        if play.main_stake_minor <= 0 {
+            return invalid(format!(
+                "a main stake of {} minor units",
+                play.main_stake_minor
+            ));
+        }
+        let max_hands = if self.rules.split.allowed {
+            usize::from(self.rules.split.max_hands.unwrap_or(2))
+        } else {
+            1
+        };
+        if play.hands.is_empty() || play.hands.len() > max_hands {
+            return invalid(format!(
+                "{} hands on one box; the plan allows 1 to {max_hands}",
+                play.hands.len()
+            ));
+        }
+        let split = play.hands.len() > 1;
+        if play.hands.iter().any(|h| h.from_split != split) {
+            return invalid("hands marked as split do not match the number of hands".into());
+        }
+        if self.ended_at_peek(dealer) {
+            let untouched = matches!(&play.hands[..], [h] if h.cards.len() == 2 && !h.doubled && !h.surrendered);
+            if !untouched {
+                return invalid(
+                    "the dealer's blackjack ended the round at the peek: no hand was played".into(),
+                );
+            }
+            return Ok(());
+        }
+        for i in 0..play.hands.len() {
+            if !matches!(self.hand_status(&play.hands, i)?, HandStatus::Finished(_)) {
+                return invalid(format!(
+                    "hand {i} ({}) is not finished",
+                    self.cards_label(&play.hands[i].cards)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A stake settled by the plan's row (`bet`, `outcome`): a ratio pays the stake back with
+    /// `stake × ratio`, a refund returns that share of the stake; both rounded by the plan's
+    /// rule. Refuses (never caps) a win above the bet type's `max_win` or
+    /// `max_win_plus_stake`.
+    pub(super) fn pay(
+        &self,
+        bet: &str,
+        outcome: &str,
+        stake: i64,
+        hand: Option<usize>,
+    ) -> Result<StakeSettlement, Refusal> {
+        let limits = self.row(bet)?;
+        let row = self
+            .plan
+            .payouts_for(bet)
+            .find(|p| p.outcome == outcome)
+            .ok_or_else(|| {
+                self.refuse(
+                    code::NO_PAYOUT_ROW,
+                    format!("{} has no payout row {bet}/{outcome}", self.plan.key()),
+                    &limits.clause,
+                )
+            })?;
+        let overflow = || {
+            self.refuse(
+                code::PAYOUT_OVERFLOW,
+                format!("{bet}/{outcome} on {stake} does not fit in 64-bit minor units"),
+                &row.clause,
+            )
+        };
+        let (returned_minor, win_minor) = match (row.ratio, row.refund) {
+            (Some(ratio), _) => (stake, self.share(ratio, stake).ok_or_else(overflow)?),
+            (None, Some(refund)) => (self.share(refund, stake).ok_or_else(overflow)?, 0),
+            (None, None) => {
+                return Err(self.refuse(
+                    code::NO_PAYOUT_ROW,
+                    format!("{bet}/{outcome} has neither a ratio nor a refund"),
+                    &row.clause,
+                ))
+            }
+        };
+        let total = returned_minor.checked_add(win_minor).ok_or_else(overflow)?;
+        if win_minor > limits.max_win || total > limits.max_win_plus_stake {
+            return Err(self.refuse(
+                code::MAX_WIN_EXCEEDED,
+                format!(
+                    "{bet}/{outcome} on {} wins {} ({} with the stake); {} allows at most {} ({} with the stake)",
+                    self.money(stake),
+                    self.money(win_minor),
+                    self.money(total),
+                    self.plan.key(),
+                    self.money(limits.max_win),
+                    self.money(limits.max_win_plus_stake)
+                ),
+                &limits.clause,
+            ));
+        }
+        Ok(StakeSettlement {
+            bet: bet.to_string(),
+            hand,
+            payout: Payout {
+                stake_minor: stake,
+                returned_minor,
+                win_minor,
+                outcome: row.outcome.clone(),
+            },
+        })
+    }
+}
+
+pub(super) fn lose(bet: &str, stake: i64, hand: Option<usize>) -> StakeSettlement {
+    StakeSettlement {
+        bet: bet.to_string(),
+        hand,
+        payout: Payout::lose(stake),
+    }
+}
+
+/// A stake handed back by a rule rather than a payout row (a split or double that a dealer
+/// blackjack does not take, with `dealer_blackjack_takes = "original_stake_only"`).
+fn returned(bet: &str, stake: i64, hand: Option<usize>) -> StakeSettlement {
+    StakeSettlement {
+        bet: bet.to_string(),
+        hand,
+        payout: Payout {
+            stake_minor: stake,
+            returned_minor: stake,
+            win_minor: 0,
+            outcome: "returned".into(),
+        },
+    }
+}
