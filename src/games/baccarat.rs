@@ -835,11 +835,13 @@ impl<'p> BaccaratEngine<'p> {
         let mut leaves = Vec::new();
         for (i, &w) in acc.iter().enumerate().filter(|(_, w)| **w > 0) {
             let (p, b, nat, extra) = (i / 120, (i / 12) % 10, (i / 3) % 4, i % 3);
-            let mut h = Hands::default();
-            h.player = [p as u8, 0, 0];
-            h.banker = [b as u8, 0, 0];
-            h.player_n = 1;
-            h.banker_n = 1;
+            // Final totals as one-card hands; naturals and the card count are set below.
+            let h = Hands {
+                player: [p as u8, 0, 0],
+                player_n: 1,
+                banker: [b as u8, 0, 0],
+                banker_n: 1,
+            };
             let mut o = self.read(&h, [false; 4]);
             o.player_natural = nat & 1 != 0;
             o.banker_natural = nat & 2 != 0;
@@ -917,8 +919,12 @@ impl<'p> BaccaratEngine<'p> {
             let seen = before.iter().filter(|&&x| x == k).count() as u128;
             copies.saturating_sub(seen)
         };
-        for a in 0..kinds.len() {
-            let wa = copies;
+        // A full shoe holds every kind equally often and a pair is read from equal ranks or
+        // equal cards, which no renaming of ranks and suits changes: every first card gives
+        // the same counts, so the first card is the first kind, weighted by the number of kinds.
+        {
+            let a = 0;
+            let wa = copies * kinds.len() as u128;
             for b in 0..kinds.len() {
                 let wb = wa * left(&[a], b);
                 for c in 0..kinds.len() {

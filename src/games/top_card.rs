@@ -704,3 +704,397 @@ pub fn total_stake_minor(placements: &[TopCardPlacement]) -> Option<i64> {
         .iter()
         .try_fold(0i64, |sum, p| sum.checked_add(p.stake_minor))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use rand::RngCore;
+    use serde_json::json;
+
+    use super::*;
+    use crate::cards::{DeckKind, Shoe};
+    use crate::plan::registry::load_file;
+
+    const ID: &str = "evolution-top-card";
+    const VALID_ROUND: &str = "Pravidlo platného kola";
+
+    fn plan() -> Plan {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("game_plans");
+        load_file(
+            &dir.join(format!("{ID}@1.toml")),
+            Some(&dir.join("sources")),
+        )
+        .unwrap_or_else(|f| panic!("{ID} loads: {f:?}"))
+        .plan
+    }
+
+    fn engine(p: &Plan) -> TopCardEngine<'_> {
+        TopCardEngine::new(p).expect("a Top Card plan")
+    }
+
+    fn card(s: &str) -> Card {
+        s.parse().expect("a card")
+    }
+
+    fn home(s: &str) -> TopCardCard {
+        TopCardCard {
+            to: Side::Home,
+            card: card(s),
+        }
+    }
+
+    fn away(s: &str) -> TopCardCard {
+        TopCardCard {
+            to: Side::Away,
+            card: card(s),
+        }
+    }
+
+    fn outcome(e: &TopCardEngine, h: &str, a: &str) -> TopCardOutcome {
+        e.outcome(&[home(h), away(a)]).expect("a valid deal")
+    }
+
+    fn place(e: &TopCardEngine, bet: &str, stake: i64) -> TopCardPlacement {
+        e.place(&TopCardBetRequest {
+            bet: bet.into(),
+            stake_minor: stake,
+        })
+        .unwrap_or_else(|x| panic!("{bet} {stake}: {x}"))
+    }
+
+    fn settle_one(e: &TopCardEngine, bet: &str, stake: i64, o: &TopCardOutcome) -> Payout {
+        e.settle(&[place(e, bet, stake)], o).unwrap().remove(0)
+    }
+
+    fn pay(stake: i64, returned: i64, win: i64, outcome: &str) -> Payout {
+        Payout {
+            stake_minor: stake,
+            returned_minor: returned,
+            win_minor: win,
+            outcome: outcome.into(),
+        }
+    }
+
+    #[test]
+    fn the_first_card_goes_to_home_and_the_second_to_away() {
+        let p = plan();
+        let e = engine(&p);
+        assert_eq!(
+            e.expect_next(&[]).unwrap(),
+            TopCardDeal::Card { to: Side::Home }
+        );
+        assert_eq!(
+            e.accept_card(&[], home("7c")).unwrap(),
+            TopCardDeal::Card { to: Side::Away }
+        );
+        assert_eq!(
+            e.accept_card(&[home("7c")], away("9d")).unwrap(),
+            TopCardDeal::Complete
+        );
+    }
+
+    #[test]
+    fn two_is_lowest_and_ace_highest() {
+        let p = plan();
+        let e = engine(&p);
+        assert_eq!(outcome(&e, "Ac", "Kd").winner, TopCardWinner::Home);
+        assert_eq!(outcome(&e, "2c", "3d").winner, TopCardWinner::Away);
+        assert_eq!(outcome(&e, "Tc", "9d").winner, TopCardWinner::Home);
+        assert_eq!(outcome(&e, "Jc", "Td").winner, TopCardWinner::Home);
+        assert_eq!(outcome(&e, "2h", "Ah").winner, TopCardWinner::Away);
+    }
+
+    #[test]
+    fn suits_do_not_decide() {
+        let p = plan();
+        let e = engine(&p);
+        assert_eq!(outcome(&e, "Ks", "Kc").winner, TopCardWinner::Tie);
+        assert_eq!(outcome(&e, "7h", "7h").winner, TopCardWinner::Tie);
+    }
+
+    #[test]
+    fn rank_order_is_read_from_the_plan() {
+        let mut p = plan();
+        let GameRules::TopCard(r) = &mut p.rules else {
+            unreachable!()
+        };
+        // A plan with the ace low.
+        let ace = r.rank_order.pop().unwrap();
+        r.rank_order.insert(0, ace);
+        let e = engine(&p);
+        assert_eq!(outcome(&e, "Ac", "2d").winner, TopCardWinner::Away);
+    }
+
+    #[test]
+    fn home_and_away_pay_1_to_1() {
+        let p = plan();
+        let e = engine(&p);
+        let o = outcome(&e, "Qh", "5s");
+        assert_eq!(
+            settle_one(&e, "home", 10_000, &o),
+            pay(10_000, 10_000, 10_000, "win")
+        );
+        assert_eq!(settle_one(&e, "away", 10_000, &o), Payout::lose(10_000));
+        assert_eq!(settle_one(&e, "tie", 10_000, &o), Payout::lose(10_000));
+        let o = outcome(&e, "5h", "Qs");
+        assert_eq!(
+            settle_one(&e, "away", 10_000, &o),
+            pay(10_000, 10_000, 10_000, "win")
+        );
+    }
+
+    #[test]
+    fn a_tie_loses_half_of_home_and_away_bets() {
+        let p = plan();
+        let e = engine(&p);
+        let o = outcome(&e, "9h", "9s");
+        for bet in ["home", "away"] {
+            assert_eq!(
+                settle_one(&e, bet, 10_000, &o),
+                pay(10_000, 5_000, 0, "tie")
+            );
+            // Half of an odd stake rounds down (the plan's rounding): 1,01 Kč → 0,50 Kč back.
+            assert_eq!(settle_one(&e, bet, 101, &o), pay(101, 50, 0, "tie"));
+        }
+    }
+
+    #[test]
+    fn tie_pays_11_to_1() {
+        let p = plan();
+        let e = engine(&p);
+        let o = outcome(&e, "9h", "9s");
+        assert_eq!(
+            settle_one(&e, "tie", 10_000, &o),
+            pay(10_000, 10_000, 110_000, "win")
+        );
+    }
+
+    #[test]
+    fn a_card_to_away_first_is_a_misdeal() {
+        let p = plan();
+        let e = engine(&p);
+        let err = e.accept_card(&[], away("9s")).unwrap_err();
+        assert_eq!(err.code, code::MISDEAL);
+        assert_eq!(err.clause.as_deref(), Some(VALID_ROUND));
+        assert_eq!(
+            e.outcome(&[away("9s"), home("2c")]).unwrap_err().code,
+            code::MISDEAL
+        );
+    }
+
+    #[test]
+    fn a_third_card_is_a_misdeal_and_the_deal_is_dealt_again() {
+        let p = plan();
+        let e = engine(&p);
+        let two = [home("9h"), away("2s")];
+        let err = e.accept_card(&two, home("3c")).unwrap_err();
+        assert_eq!(err.code, code::MISDEAL);
+        assert!(err.message.contains("one card too many"), "{}", err.message);
+        assert_eq!(e.on_misdeal(), Misdeal::Redeal);
+        let three = [home("9h"), away("2s"), home("3c")];
+        assert!(matches!(
+            e.deal_validity(&three, true),
+            DealValidity::Redeal { clause, .. } if clause == VALID_ROUND
+        ));
+    }
+
+    #[test]
+    fn too_few_cards_is_a_misdeal() {
+        let p = plan();
+        let e = engine(&p);
+        assert_eq!(e.outcome(&[home("9h")]).unwrap_err().code, code::MISDEAL);
+        assert!(matches!(
+            e.deal_validity(&[home("9h")], true),
+            DealValidity::Redeal { .. }
+        ));
+        assert!(matches!(
+            e.deal_validity(&[], true),
+            DealValidity::Redeal { .. }
+        ));
+    }
+
+    #[test]
+    fn a_damaged_or_hidden_card_voids_the_deal() {
+        let p = plan();
+        let e = engine(&p);
+        let two = [home("9h"), away("2s")];
+        assert_eq!(e.deal_validity(&two, true), DealValidity::Valid);
+        let DealValidity::Redeal { reason, clause } = e.deal_validity(&two, false) else {
+            panic!("a damaged card voids the deal")
+        };
+        assert!(reason.contains("damaged"), "{reason}");
+        assert_eq!(clause, VALID_ROUND);
+    }
+
+    #[test]
+    fn bets_are_held_to_the_limits_table() {
+        let p = plan();
+        let e = engine(&p);
+        for row in &p.bets {
+            place(&e, &row.id, row.min_bet);
+            place(&e, &row.id, row.max_bet);
+            let r = |stake| {
+                e.place(&TopCardBetRequest {
+                    bet: row.id.clone(),
+                    stake_minor: stake,
+                })
+                .unwrap_err()
+            };
+            assert_eq!(r(row.min_bet - 1).code, code::BELOW_MIN_BET);
+            assert_eq!(r(row.max_bet + 1).code, code::ABOVE_MAX_BET);
+            assert_eq!(
+                r(row.max_bet + 1).clause.as_deref(),
+                Some(row.clause.as_str())
+            );
+        }
+        let req = |bet: &str| TopCardBetRequest {
+            bet: bet.into(),
+            stake_minor: 1000,
+        };
+        assert_eq!(
+            e.place(&req("player")).unwrap_err().code,
+            code::UNKNOWN_BET_TYPE
+        );
+        let home = place(&e, "home", 15_000_000);
+        let err = e
+            .check_round(std::slice::from_ref(&home), &[place(&e, "home", 5_000_001)])
+            .unwrap_err();
+        assert_eq!(err.code, code::ABOVE_MAX_BET);
+        // The Tie bet needs no Home or Away bet ("tři možnosti sázek").
+        e.check_round(&[], &[place(&e, "tie", 1000)]).unwrap();
+    }
+
+    #[test]
+    fn every_bets_max_stake_wins_exactly_its_max_win() {
+        let p = plan();
+        let e = engine(&p);
+        for row in &p.bets {
+            let o = match row.id.as_str() {
+                "home" => outcome(&e, "Ah", "2s"),
+                "away" => outcome(&e, "2h", "As"),
+                _ => outcome(&e, "Ah", "As"),
+            };
+            let paid = settle_one(&e, &row.id, row.max_bet, &o);
+            assert_eq!(paid.win_minor, row.max_win, "{}", row.id);
+            assert_eq!(paid.total_minor(), row.max_win_plus_stake, "{}", row.id);
+        }
+        let mut p = plan();
+        p.bets.iter_mut().find(|b| b.id == "tie").unwrap().max_win = 10;
+        let e = engine(&p);
+        let err = e
+            .settle(&[place(&e, "tie", 1000)], &outcome(&e, "Ah", "As"))
+            .unwrap_err();
+        assert_eq!(err.code, code::MAX_WIN_EXCEEDED);
+    }
+
+    #[test]
+    fn an_outcome_that_disagrees_with_its_cards_is_refused() {
+        let p = plan();
+        let e = engine(&p);
+        let mut o = outcome(&e, "Ah", "2s");
+        o.winner = TopCardWinner::Away;
+        let err = e.settle(&[place(&e, "away", 1000)], &o).unwrap_err();
+        assert_eq!(err.code, code::INCONSISTENT_OUTCOME);
+    }
+
+    #[test]
+    fn outcomes_and_placements_round_trip_through_json() {
+        let p = plan();
+        let e = engine(&p);
+        let o = outcome(&e, "Th", "Ts");
+        let text = serde_json::to_string(&o).unwrap();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            json!({"home": "Th", "away": "Ts", "winner": "tie"})
+        );
+        let back: TopCardOutcome = serde_json::from_str(&text).unwrap();
+        let pl = place(&e, "home", 1000);
+        let pl_back: TopCardPlacement =
+            serde_json::from_str(&serde_json::to_string(&pl).unwrap()).unwrap();
+        assert_eq!(
+            e.settle(&[pl_back], &back).unwrap(),
+            e.settle(&[pl], &o).unwrap()
+        );
+    }
+
+    #[test]
+    fn non_top_card_plans_are_refused() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("game_plans");
+        let p = load_file(&dir.join("synot-baccarat@1.toml"), None)
+            .unwrap()
+            .plan;
+        assert_eq!(TopCardEngine::new(&p).unwrap_err().code, code::WRONG_FAMILY);
+    }
+
+    fn seed(i: u64) -> [u8; 32] {
+        let mut s = [3u8; 32];
+        s[..8].copy_from_slice(&i.to_le_bytes());
+        s
+    }
+
+    #[test]
+    fn rng_deal_is_deterministic_and_valid() {
+        let p = plan();
+        let e = engine(&p);
+        for i in 0..500 {
+            let d = e.deal_from_seed(seed(i));
+            assert_eq!(d, e.deal_from_seed(seed(i)));
+            assert_eq!(e.deal_validity(&d, true), DealValidity::Valid);
+        }
+    }
+
+    #[test]
+    fn rng_deal_is_the_first_two_cards_of_a_full_fisher_yates_shuffle() {
+        let p = plan();
+        let e = engine(&p);
+        for i in 0..100 {
+            let mut shoe: Vec<Card> = (0..8).flat_map(|_| DeckKind::Standard52.cards()).collect();
+            let mut rng = ChaCha20Rng::from_seed(seed(i));
+            for k in 0..2 {
+                let m = (shoe.len() - k) as u32;
+                let zone = (u32::MAX / m) * m;
+                let r = loop {
+                    let x = rng.next_u32();
+                    if x < zone {
+                        break x % m;
+                    }
+                };
+                shoe.swap(k, k + r as usize);
+            }
+            let d = e.deal_from_seed(seed(i));
+            assert_eq!([d[0].card, d[1].card], [shoe[0], shoe[1]], "seed {i}");
+        }
+    }
+
+    #[test]
+    fn rng_deal_uses_each_card_at_most_its_number_of_copies() {
+        let mut p = plan();
+        let GameRules::TopCard(r) = &mut p.rules else {
+            unreachable!()
+        };
+        r.shoe = Shoe::new(DeckKind::Standard52, 1);
+        let e = engine(&p);
+        for i in 0..5_000 {
+            let d = e.deal_from_seed(seed(i));
+            assert_ne!(d[0].card, d[1].card, "seed {i}");
+        }
+    }
+
+    #[test]
+    fn exact_returns_from_8_decks_are_the_closed_forms() {
+        let p = plan();
+        let all = engine(&p).exact_rtp().unwrap();
+        for r in &all {
+            println!("{ID} {:<5} rtp {} = {}", r.bet, r.rtp.decimal(8), r.rtp);
+        }
+        // Independently: 32 cards of each rank in 416; the second card ties the first with
+        // probability 31/415, else Home and Away win equally often (192/415 each).
+        // Home/Away: 2 · 192/415 + 1/2 · 31/415 = 799/830; Tie: 12 · 31/415 = 372/415.
+        let f = |n, d| Fraction::new(n, d).unwrap();
+        let rtp = |bet: &str| all.iter().find(|r| r.bet == bet).unwrap().rtp;
+        assert_eq!(rtp("home"), f(799, 830));
+        assert_eq!(rtp("away"), f(799, 830));
+        assert_eq!(rtp("tie"), f(372, 415));
+    }
+}
