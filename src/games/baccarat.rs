@@ -589,7 +589,14 @@ impl<'p> BaccaratEngine<'p> {
 
     /// Deals a coup from `seed` (the algorithm is in the module documentation). No allocation.
     pub fn deal_coup(&self, seed: [u8; 32]) -> Coup {
-        let mut rng = ChaCha20Rng::from_seed(seed);
+        self.deal_coup_from(&mut ChaCha20Rng::from_seed(seed))
+    }
+
+    /// Deals a coup from the next words of `rng`, each coup from a freshly shuffled full shoe
+    /// (the algorithm of the module documentation, continuing the stream where the previous
+    /// coup stopped). For simulation: a run of coups from one seed costs the keystream it
+    /// uses (about six words a coup) instead of a ChaCha20 key setup and four blocks per coup.
+    pub fn deal_coup_from(&self, rng: &mut ChaCha20Rng) -> Coup {
         let mut shuffle = self.shuffle.start();
         let mut hands = Hands::default();
         let mut coup = Coup {
@@ -600,7 +607,7 @@ impl<'p> BaccaratEngine<'p> {
             len: 0,
         };
         while let Some(to) = self.next_position(&hands) {
-            let card = shuffle.next_card(&mut rng);
+            let card = shuffle.next_card(rng);
             hands.push(to.hand(), points(card.rank));
             coup.cards[usize::from(coup.len)] = BaccaratCard { to, card };
             coup.len += 1;
@@ -653,6 +660,35 @@ impl<'p> BaccaratEngine<'p> {
             bpp = matches(pairs.perfect_pair_match, b1, b2);
         }
         Ok(self.read(&hands, [pp, bp, ppp, bpp]))
+    }
+
+    /// The outcome of a coup this engine dealt ([`BaccaratEngine::deal_coup`]): the same as
+    /// [`BaccaratEngine::outcome`] of its cards, without re-checking the deal (a [`Coup`] can
+    /// only be made by the engine, by the rules).
+    pub fn coup_outcome(&self, coup: &Coup) -> BaccaratOutcome {
+        let mut hands = Hands::default();
+        let mut first_two = [[coup.cards[0].card; 2]; 2];
+        for c in coup.as_slice() {
+            let hand = c.to.hand();
+            let n = hands.count(hand);
+            if n < 2 {
+                first_two[usize::from(hand == Hand::Banker)][usize::from(n)] = c.card;
+            }
+            hands.push(hand, points(c.card.rank));
+        }
+        let pairs = match &self.rules.pairs {
+            None => [false; 4],
+            Some(p) => {
+                let [[p1, p2], [b1, b2]] = first_two;
+                [
+                    matches(p.pair_match, p1, p2),
+                    matches(p.pair_match, b1, b2),
+                    matches(p.perfect_pair_match, p1, p2),
+                    matches(p.perfect_pair_match, b1, b2),
+                ]
+            }
+        };
+        self.read(&hands, pairs)
     }
 
     /// Settles placements on a complete coup's outcome: one [`Payout`] per placement, in the
@@ -2677,6 +2713,24 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_outcome_of_a_dealt_coup_is_the_outcome_of_its_cards() {
+        for id in PLANS {
+            let p = plan(id);
+            let e = engine(&p);
+            let mut stream = ChaCha20Rng::from_seed(seed(99));
+            for i in 0..2_000 {
+                let coup = e.deal_coup(seed(i));
+                assert_eq!(e.coup_outcome(&coup), e.outcome(coup.as_slice()).unwrap());
+                let next = e.deal_coup_from(&mut stream);
+                assert_eq!(e.coup_outcome(&next), e.outcome(next.as_slice()).unwrap());
+            }
+            // A stream's first coup is the coup of its seed.
+            let first = e.deal_coup_from(&mut ChaCha20Rng::from_seed(seed(5)));
+            assert_eq!(first, e.deal_coup(seed(5)));
+        }
+    }
+
     /// The reference an auditor writes: the whole shoe in canonical order, a plain full
     /// Fisher–Yates from the front, then the cards dealt in order.
     fn reference_shuffle(decks: u8, seed: [u8; 32]) -> Vec<Card> {
@@ -2871,34 +2925,60 @@ mod tests {
         assert_eq!(ties, rtp_of(&all, "tie", None).outcomes[0].1);
     }
 
-    /// Throughput of RNG baccarat per core: deal from a seed and read the outcome.
+    /// Throughput of RNG baccarat per core.
     /// `cargo test --release --lib games::baccarat::tests::throughput -- --ignored --nocapture`
     #[test]
     #[ignore = "a measurement, not a check"]
     fn throughput_rng_coups_per_second() {
         let p = plan(SYNOT);
         let e = engine(&p);
-        let rounds = 2_000_000u64;
+        let rounds = 4_000_000u64;
         let mut check = 0u64;
-        let t = std::time::Instant::now();
-        for i in 0..rounds {
-            let coup = e.deal_coup(seed(i));
-            let o = e.outcome(coup.as_slice()).expect("a valid coup");
-            check += u64::from(o.player_total);
-        }
-        let dealt = t.elapsed();
-        let pl = place(&e, json!({"bet": "banker", "stake_minor": 1000}));
-        let t = std::time::Instant::now();
-        for i in 0..rounds {
-            let coup = e.deal_coup(seed(i));
-            let o = e.outcome(coup.as_slice()).expect("a valid coup");
-            check += e.settle(std::slice::from_ref(&pl), &o).unwrap()[0].win_minor as u64;
-        }
-        let settled = t.elapsed();
-        println!(
-            "deal+outcome: {:.2} M coups/s; deal+outcome+settle(1 bet): {:.2} M coups/s (check {check})",
-            rounds as f64 / dealt.as_secs_f64() / 1e6,
-            rounds as f64 / settled.as_secs_f64() / 1e6,
+        let per_s = |d: std::time::Duration| rounds as f64 / d.as_secs_f64() / 1e6;
+        let timed = |name: &str, check: &mut u64, f: &dyn Fn(u64) -> u64| {
+            let t = std::time::Instant::now();
+            for i in 0..rounds {
+                *check = check.wrapping_add(f(i));
+            }
+            println!("{name:<58} {:>6.2} M/s", per_s(t.elapsed()));
+        };
+        timed(
+            "ChaCha20 key setup + first word (per seed)",
+            &mut check,
+            &|i| u64::from(ChaCha20Rng::from_seed(seed(i)).next_u32() & 1),
         );
+        timed("deal_coup(seed)", &mut check, &|i| {
+            u64::from(e.deal_coup(seed(i)).len)
+        });
+        timed(
+            "deal_coup(seed) + outcome(cards) (checked)",
+            &mut check,
+            &|i| {
+                let coup = e.deal_coup(seed(i));
+                u64::from(e.outcome(coup.as_slice()).unwrap().player_total)
+            },
+        );
+        timed("deal_coup(seed) + coup_outcome", &mut check, &|i| {
+            u64::from(e.coup_outcome(&e.deal_coup(seed(i))).player_total)
+        });
+        let pl = place(&e, json!({"bet": "banker", "stake_minor": 1000}));
+        timed(
+            "deal_coup(seed) + coup_outcome + settle(1 bet)",
+            &mut check,
+            &|i| {
+                let o = e.coup_outcome(&e.deal_coup(seed(i)));
+                e.settle(std::slice::from_ref(&pl), &o).unwrap()[0].win_minor as u64
+            },
+        );
+        let rng = std::cell::RefCell::new(ChaCha20Rng::from_seed(seed(0)));
+        timed(
+            "one stream: deal_coup_from + coup_outcome",
+            &mut check,
+            &|_| {
+                let coup = e.deal_coup_from(&mut rng.borrow_mut());
+                u64::from(e.coup_outcome(&coup).player_total)
+            },
+        );
+        println!("(check {check})");
     }
 }
