@@ -8,6 +8,7 @@ pub mod cli;
 pub mod games;
 pub mod money;
 pub mod plan;
+pub mod rng;
 pub mod round;
 pub mod service;
 pub mod store;

@@ -945,18 +945,5 @@ fn void_event(r: &RoundState, reason: &str) -> Event {
     }
 }
 
-/// Draws a roulette number from a 32-byte seed: ChaCha20 (`rand_chacha::ChaCha20Rng`
-/// seeded with the seed), 32-bit words taken in order, each rejected when it falls in the
-/// incomplete top zone (≥ 37 × ⌊2³²/37⌋), the first accepted word modulo 37. Unbiased, and an
-/// auditor can re-derive it from the revealed seed with any ChaCha20 implementation.
-pub fn draw_pocket(seed: [u8; 32], pockets: u32) -> u32 {
-    use rand::{RngCore, SeedableRng};
-    let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
-    let zone = (u32::MAX / pockets) * pockets;
-    loop {
-        let x = rng.next_u32();
-        if x < zone {
-            return x % pockets;
-        }
-    }
-}
+/// The roulette draw, documented with the other RNG algorithms in [`crate::rng`].
+pub use crate::rng::draw_pocket;

@@ -46,13 +46,15 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use rand::{RngCore, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
+
+pub use crate::rng::{uniform_below, ShoeShuffle, Shuffling};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Payout, Refusal};
-use crate::cards::{Card, Rank, Shoe, Suit};
+use crate::cards::{Card, Rank};
 use crate::money::{Money, Ratio};
 use crate::plan::model::{BetType, Payout as PayoutRow, Plan};
 use crate::plan::rules::baccarat::{BaccaratRules, CardMatch, Hand, PairCards};
@@ -1452,135 +1454,6 @@ pub fn total_stake_minor(placements: &[BaccaratPlacement]) -> Option<i64> {
         .try_fold(0i64, |sum, p| sum.checked_add(p.stake_minor))
 }
 
-// ----- Shoe shuffle (shared by the card engines) ----------------------------------------------
-
-/// A full shoe shuffled lazily by forward Fisher–Yates from a ChaCha20 stream, holding only the
-/// positions the steps so far have swapped: the first `k` cards cost `k` steps and no copy of
-/// the shoe. See the module documentation for the exact algorithm.
-#[derive(Debug, Clone)]
-pub struct ShoeShuffle {
-    /// One deck in canonical order (ranks 2 … A, suits ♣ ♦ ♥ ♠ within a rank).
-    deck: [Card; 52],
-    deck_len: usize,
-    /// Cards in the full shoe.
-    len: u32,
-    /// Most cards one shuffle deals.
-    max_cards: usize,
-}
-
-impl ShoeShuffle {
-    /// `None` when the shoe holds fewer than `max_cards` cards (or more than 2³² − 1).
-    pub fn new(shoe: Shoe, max_cards: usize) -> Option<ShoeShuffle> {
-        let cards = shoe.deck.cards();
-        let mut deck = [Card::new(Rank::Two, Suit::Clubs); 52];
-        deck[..cards.len()].copy_from_slice(&cards);
-        let len = u32::try_from(shoe.total_cards()).ok()?;
-        (shoe.total_cards() >= max_cards && max_cards <= MAX_SWAPS).then_some(ShoeShuffle {
-            deck,
-            deck_len: cards.len(),
-            len,
-            max_cards,
-        })
-    }
-
-    /// Cards in the full shoe.
-    pub fn shoe_len(&self) -> u32 {
-        self.len
-    }
-
-    /// The card at position `p` of the unshuffled shoe.
-    pub fn canonical(&self, p: u32) -> Card {
-        self.deck[p as usize % self.deck_len]
-    }
-
-    /// A new shuffle of the full shoe.
-    pub fn start(&self) -> Shuffling<'_> {
-        Shuffling {
-            shoe: self,
-            step: 0,
-            moved: [(0, 0); MAX_SWAPS],
-            moved_len: 0,
-        }
-    }
-
-    /// The kinds of one deck in canonical order.
-    pub fn deck(&self) -> &[Card] {
-        &self.deck[..self.deck_len]
-    }
-
-    pub fn max_cards(&self) -> usize {
-        self.max_cards
-    }
-
-    /// Copies of each kind in the shoe.
-    pub fn copies(&self) -> u32 {
-        self.len / self.deck_len as u32
-    }
-}
-
-/// Most cards one [`Shuffling`] deals (a baccarat coup takes six).
-const MAX_SWAPS: usize = 8;
-
-/// One shuffle in progress.
-#[derive(Debug, Clone)]
-pub struct Shuffling<'s> {
-    shoe: &'s ShoeShuffle,
-    step: u32,
-    /// (position, canonical index now at that position) for the positions ≥ `step` that a
-    /// swap has written.
-    moved: [(u32, u32); MAX_SWAPS],
-    moved_len: usize,
-}
-
-impl Shuffling<'_> {
-    /// The next card: step `i` of forward Fisher–Yates. Panics past `max_cards` cards (the
-    /// engines deal at most that many by construction).
-    pub fn next_card(&mut self, rng: &mut ChaCha20Rng) -> Card {
-        assert!(
-            (self.step as usize) < self.shoe.max_cards,
-            "a shuffle deals at most {} cards",
-            self.shoe.max_cards
-        );
-        let i = self.step;
-        let j = i + uniform_below(rng, self.shoe.len - i);
-        let at = |s: &Self, p: u32| {
-            s.moved[..s.moved_len]
-                .iter()
-                .find(|(q, _)| *q == p)
-                .map_or(p, |&(_, v)| v)
-        };
-        let drawn = at(self, j);
-        // Position j now holds what was at i; position i is final and never read again.
-        let was_i = at(self, i);
-        if j != i {
-            match self.moved[..self.moved_len]
-                .iter_mut()
-                .find(|(q, _)| *q == j)
-            {
-                Some(slot) => slot.1 = was_i,
-                None => {
-                    self.moved[self.moved_len] = (j, was_i);
-                    self.moved_len += 1;
-                }
-            }
-        }
-        self.step += 1;
-        self.shoe.canonical(drawn)
-    }
-}
-
-/// Uniform in `0..m` (`m ≥ 1`) from 32-bit ChaCha20 words: reject `x ≥ ⌊(2³² − 1) / m⌋ · m`,
-/// else `x mod m` — the sampling of [`crate::round::draw_pocket`].
-pub fn uniform_below(rng: &mut ChaCha20Rng, m: u32) -> u32 {
-    let zone = (u32::MAX / m) * m;
-    loop {
-        let x = rng.next_u32();
-        if x < zone {
-            return x % m;
-        }
-    }
-}
-
 // ----- Exact fractions ----------------------------------------------------------------------
 
 /// An exact non-negative fraction, reduced, for exact returns to player.
@@ -1687,8 +1560,10 @@ mod tests {
 
     use serde_json::json;
 
+    use rand::RngCore;
+
     use super::*;
-    use crate::cards::DeckKind;
+    use crate::cards::{DeckKind, Shoe, Suit};
     use crate::plan::registry::load_file;
 
     const SYNOT: &str = "synot-baccarat";

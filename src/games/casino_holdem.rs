@@ -30,13 +30,9 @@
 //! **RNG mode.** [`shuffle`] shuffles the plan's shoe from a 32-byte seed and
 //! [`CasinoHoldemEngine::rng_deal`] lays the shuffled cards out in the plan's dealing order;
 //! the lifecycle feeds them to `deal_card` like a dealer's cards (the last two after the
-//! decisions close). The algorithm, precisely: the shoe in the order of
-//! [`crate::cards::DeckKind::cards`] (ranks 2 … A, each in the suits c, d, h, s), deck after
-//! deck; `rand_chacha::ChaCha20Rng::from_seed(seed)`; for `i` from `n - 1` down to `1`, draw
-//! `j` uniformly from `0..=i` by rejection exactly as [`crate::round::draw_pocket`] does (take
-//! `x = next_u32()`, reject while `x >= (u32::MAX / (i + 1)) * (i + 1)`, then `j = x % (i +
-//! 1)`), and swap cards `i` and `j` (Durstenfeld's Fisher–Yates). The deal takes the shuffled
-//! cards from index 0.
+//! decisions close). The shuffle is the one documented in [`crate::rng`] (forward
+//! Fisher–Yates over ChaCha20 with rejection sampling); the deal takes the shuffled cards
+//! from index 0.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -1209,25 +1205,10 @@ fn position_name(p: Position) -> &'static str {
     }
 }
 
-/// The shoe shuffled from a 32-byte seed: Durstenfeld's Fisher–Yates over
-/// `rand_chacha::ChaCha20Rng::from_seed(seed)` with the rejection sampling of
-/// [`crate::round::draw_pocket`] (see the module documentation for the exact steps).
+/// The shoe shuffled from a 32-byte seed by the one documented shuffle of [`crate::rng`]
+/// (forward Fisher–Yates over ChaCha20 with rejection sampling), first card dealt first.
 pub fn shuffle(seed: [u8; 32], shoe: Shoe) -> Vec<Card> {
-    use rand::{RngCore, SeedableRng};
-    let mut cards: Vec<Card> = (0..shoe.decks).flat_map(|_| shoe.deck.cards()).collect();
-    let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
-    for i in (1..cards.len()).rev() {
-        let n = u32::try_from(i + 1).expect("a shoe holds far fewer than 2^32 cards");
-        let zone = (u32::MAX / n) * n;
-        let j = loop {
-            let x = rng.next_u32();
-            if x < zone {
-                break x % n;
-            }
-        };
-        cards.swap(i, j as usize);
-    }
-    cards
+    crate::rng::shuffled(shoe, seed)
 }
 
 #[cfg(test)]
@@ -2230,9 +2211,9 @@ mod tests {
         let mut sorted = a.clone();
         sorted.sort_by_key(|c| c.index());
         assert_eq!(sorted, DeckKind::Standard52.cards());
-        // The first step swaps the last card with the one draw_pocket(seed, 52) picks.
+        // The first step of the forward shuffle puts in front the card draw_pocket(seed, 52) picks.
         let j = crate::round::draw_pocket(seed, 52) as usize;
-        assert_eq!(a[51], DeckKind::Standard52.cards()[j]);
+        assert_eq!(a[0], DeckKind::Standard52.cards()[j]);
     }
 
     #[test]

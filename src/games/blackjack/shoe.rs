@@ -1,40 +1,12 @@
-//! RNG mode: a whole shoe shuffled from a committed 32-byte seed, dealt from the top.
-//!
-//! The algorithm, so that an auditor can re-derive every card from the revealed seed:
-//! 1. The unshuffled shoe is `decks` copies of the deck, one deck after another, each deck in
-//!    rank then suit order (`2c 2d 2h 2s 3c … As`, [`crate::cards::DeckKind::cards`]).
-//! 2. `rand_chacha::ChaCha20Rng::from_seed(seed)` gives 32-bit words in order
-//!    (`RngCore::next_u32`).
-//! 3. Fisher–Yates from the end: for `i` from `n − 1` down to `1`, draw `j` uniform in
-//!    `0..=i` and swap positions `i` and `j`. A draw below `bound = i + 1` takes words until
-//!    one falls below `bound × ⌊2³²⁻¹/bound⌋` (`(u32::MAX / bound) * bound`, the same zone as
-//!    [`crate::round::draw_pocket`]) and takes it modulo `bound`: unbiased.
-//! 4. The shuffled shoe is dealt from position 0 upward.
-
-use rand::{RngCore, SeedableRng};
+//! RNG mode: a whole shoe shuffled from a committed 32-byte seed, dealt from the top, by the
+//! one documented shuffle of [`crate::rng`] (forward Fisher–Yates over ChaCha20 with rejection
+//! sampling).
 
 use crate::cards::{Card, Shoe};
 
-/// The plan's shoe shuffled from `seed` (see the module documentation), first card dealt first.
+/// The plan's shoe shuffled from `seed` ([`crate::rng::shuffled`]), first card dealt first.
 pub fn shuffled_shoe(shoe: Shoe, seed: [u8; 32]) -> Vec<Card> {
-    let mut cards: Vec<Card> = (0..shoe.decks).flat_map(|_| shoe.deck.cards()).collect();
-    let mut rng = rand_chacha::ChaCha20Rng::from_seed(seed);
-    for i in (1..cards.len()).rev() {
-        let j = uniform_below(&mut rng, i as u32 + 1);
-        cards.swap(i, j as usize);
-    }
-    cards
-}
-
-/// Uniform in `0..bound` by rejection, as [`crate::round::draw_pocket`].
-fn uniform_below(rng: &mut rand_chacha::ChaCha20Rng, bound: u32) -> u32 {
-    let zone = (u32::MAX / bound) * bound;
-    loop {
-        let x = rng.next_u32();
-        if x < zone {
-            return x % bound;
-        }
-    }
+    crate::rng::shuffled(shoe, seed)
 }
 
 #[cfg(test)]
@@ -65,15 +37,15 @@ mod tests {
     #[test]
     fn the_shuffle_is_pinned_for_auditors() {
         // Re-derived independently from the documented algorithm with Python's `cryptography`
-        // ChaCha20 (key = seed, 16-byte all-zero counter and nonce, little-endian words):
-        // any change to the algorithm changes these cards.
+        // ChaCha20 (key = seed, 16-byte all-zero counter and nonce, little-endian words) by
+        // tests/reference/rng_reference.py: any change to the algorithm changes these cards.
         let shoe = Shoe::new(DeckKind::Standard52, 1);
         let top: Vec<String> = shuffled_shoe(shoe, [0; 32])
             .iter()
             .take(5)
             .map(Card::to_string)
             .collect();
-        assert_eq!(top, ["3c", "9s", "Ad", "Qs", "Ah"]);
+        assert_eq!(top, ["3h", "Kh", "3c", "2h", "Td"]);
     }
 
     #[test]
