@@ -94,13 +94,8 @@ pub mod code {
     pub const INCONSISTENT_PLACEMENT: &str = "inconsistent_placement";
     /// Settlement: an outcome that no coup can have (a winner that disagrees with the totals).
     pub const INCONSISTENT_OUTCOME: &str = "inconsistent_outcome";
-    /// Settlement: the plan has no payout row for a winning outcome class.
-    pub const NO_PAYOUT_ROW: &str = "no_payout_row";
-    /// Settlement: a win that does not fit in i64 minor units.
-    pub const PAYOUT_OVERFLOW: &str = "payout_overflow";
-    /// Settlement: a win above the bet type's `max_win` (or stake + win above
-    /// `max_win_plus_stake`). A compliance failure: the round must not be paid as computed.
-    pub const MAX_WIN_EXCEEDED: &str = "max_win_exceeded";
+    /// The settlement codes every engine shares ([`crate::games::code`]).
+    pub use crate::games::code::{MAX_WIN_EXCEEDED, NO_PAYOUT_ROW, PAYOUT_OVERFLOW};
     /// Exact enumeration: a fraction that does not fit in 128 bits (a shoe far larger than any
     /// plan's).
     pub const EXACT_OVERFLOW: &str = "exact_overflow";
@@ -722,57 +717,13 @@ impl<'p> BaccaratEngine<'p> {
         let Some(payout_row) = self.payout_row(kind, &p.bet_type, class, &row.clause)? else {
             return Ok(Payout::lose(p.stake_minor));
         };
-        let rounding = self.plan.plan.rounding;
-        let overflow = || {
-            Refusal::new(
-                code::PAYOUT_OVERFLOW,
-                format!(
-                    "{} on {}/{class} does not fit in 64-bit minor units",
-                    p.stake_minor, p.bet_type
-                ),
-            )
-            .clause(payout_row.clause.clone())
-        };
-        let (returned_minor, win_minor) = match (payout_row.ratio, payout_row.refund) {
-            (Some(ratio), _) => (
-                p.stake_minor,
-                ratio.apply(p.stake_minor, rounding).ok_or_else(overflow)?,
-            ),
-            (None, Some(refund)) => (
-                refund.apply(p.stake_minor, rounding).ok_or_else(overflow)?,
-                0,
-            ),
-            (None, None) => {
-                return Err(Refusal::new(
-                    code::NO_PAYOUT_ROW,
-                    format!("{}/{class} has neither a ratio nor a refund", p.bet_type),
-                )
-                .clause(payout_row.clause.clone()))
-            }
-        };
-        let total_minor = returned_minor.checked_add(win_minor).ok_or_else(overflow)?;
-        if win_minor > row.max_win || total_minor > row.max_win_plus_stake {
-            return Err(Refusal::new(
-                code::MAX_WIN_EXCEEDED,
-                format!(
-                    "{}{} wins {} ({} with the stake) on {class}; {} allows at most {} ({} with the stake)",
-                    p.bet_type,
-                    total_label(p.total),
-                    self.money(win_minor),
-                    self.money(total_minor),
-                    self.plan.key(),
-                    self.money(row.max_win),
-                    self.money(row.max_win_plus_stake)
-                ),
-            )
-            .clause(row.clause.clone()));
-        }
-        Ok(Payout {
-            stake_minor: p.stake_minor,
-            returned_minor,
-            win_minor,
-            outcome: payout_row.outcome.clone(),
-        })
+        super::pay_row(
+            self.plan,
+            row,
+            payout_row,
+            p.stake_minor,
+            &format!("{}{}", p.bet_type, total_label(p.total)),
+        )
     }
 
     // ----- Exact return -------------------------------------------------------------------

@@ -104,13 +104,8 @@ pub mod code {
     /// Settlement: placements the engine would not have made (a Call that is not the
     /// multiple of the Ante, an unknown bet type, a non-positive stake).
     pub const INCONSISTENT_PLACEMENT: &str = "inconsistent_placement";
-    /// Settlement: the plan has no payout row for an outcome that must be paid.
-    pub const NO_PAYOUT_ROW: &str = "no_payout_row";
-    /// Settlement: a win that does not fit in i64 minor units.
-    pub const PAYOUT_OVERFLOW: &str = "payout_overflow";
-    /// Settlement: a win above the bet type's `max_win` (or stake + win above
-    /// `max_win_plus_stake`). A compliance failure: the round must not be paid as computed.
-    pub const MAX_WIN_EXCEEDED: &str = "max_win_exceeded";
+    /// The settlement codes every engine shares ([`crate::games::code`]).
+    pub use crate::games::code::{MAX_WIN_EXCEEDED, NO_PAYOUT_ROW, PAYOUT_OVERFLOW};
 }
 
 /// One bet as an operator sends it: `ante`, a side bet of the plan (`bonus`, `aa`,
@@ -986,57 +981,9 @@ impl<'p> CasinoHoldemEngine<'p> {
             });
         };
         let limits = self.row(bet)?;
-        let rounding = self.plan.plan.rounding;
-        let overflow = || {
-            Refusal::new(
-                code::PAYOUT_OVERFLOW,
-                format!(
-                    "{stake_minor} minor units on {bet}/{} do not fit in 64-bit minor units",
-                    row.outcome
-                ),
-            )
-            .clause(row.clause.clone())
-        };
-        let (returned_minor, win_minor) = match (row.ratio, row.refund) {
-            (Some(ratio), _) => (
-                stake_minor,
-                ratio.apply(stake_minor, rounding).ok_or_else(overflow)?,
-            ),
-            (None, Some(refund)) => (refund.apply(stake_minor, rounding).ok_or_else(overflow)?, 0),
-            (None, None) => {
-                return Err(Refusal::new(
-                    code::NO_PAYOUT_ROW,
-                    format!("{bet}/{} has neither a ratio nor a refund", row.outcome),
-                )
-                .clause(row.clause.clone()))
-            }
-        };
-        let total = returned_minor.checked_add(win_minor).ok_or_else(overflow)?;
-        if win_minor > limits.max_win || total > limits.max_win_plus_stake {
-            return Err(Refusal::new(
-                code::MAX_WIN_EXCEEDED,
-                format!(
-                    "{} on {} wins {} ({} with the stake) by {}; {} allows at most {} ({} with the stake)",
-                    self.money(stake_minor),
-                    limits.label,
-                    self.money(win_minor),
-                    self.money(total),
-                    row.outcome,
-                    self.plan.key(),
-                    self.money(limits.max_win),
-                    self.money(limits.max_win_plus_stake)
-                ),
-            )
-            .clause(limits.clause.clone()));
-        }
         Ok(BetPayout {
             bet_type: bet.to_string(),
-            payout: Payout {
-                stake_minor,
-                returned_minor,
-                win_minor,
-                outcome: row.outcome.clone(),
-            },
+            payout: super::pay_row(self.plan, limits, row, stake_minor, &limits.label)?,
         })
     }
 

@@ -81,3 +81,87 @@ impl Payout {
         self.returned_minor + self.win_minor
     }
 }
+
+/// Refusal codes every engine shares (each engine's own `code` module re-exports them).
+pub mod code {
+    /// Settlement: the plan has no usable payout row for the bet's outcome.
+    pub const NO_PAYOUT_ROW: &str = "no_payout_row";
+    /// Settlement: a win that does not fit in i64 minor units.
+    pub const PAYOUT_OVERFLOW: &str = "payout_overflow";
+    /// Settlement: a win above the bet type's `max_win` (or stake + win above
+    /// `max_win_plus_stake`). A compliance failure: the round must not be paid as computed.
+    pub const MAX_WIN_EXCEEDED: &str = "max_win_exceeded";
+}
+
+/// Pays `stake_minor` by one row of the plan's payout table — a ratio: the stake back plus
+/// stake × ratio; a refund: that share of the stake back — with the plan's rounding, and holds
+/// the result to the bet type's maximum win. The one place where every engine turns a payout
+/// row into money: a win above `max_win` or `max_win_plus_stake` is an error, never capped.
+/// `what` names the bet in messages (e.g. "split on 17-20").
+pub fn pay_row(
+    plan: &crate::plan::Plan,
+    bet: &crate::plan::model::BetType,
+    row: &crate::plan::model::Payout,
+    stake_minor: i64,
+    what: &str,
+) -> Result<Payout, Refusal> {
+    let money = |minor: i64| {
+        format!(
+            "{} {}",
+            crate::money::format_minor(minor, plan.plan.currency.exponent()),
+            plan.plan.currency
+        )
+    };
+    let rounding = plan.plan.rounding;
+    let overflow = || {
+        Refusal::new(
+            code::PAYOUT_OVERFLOW,
+            format!(
+                "{} on {what} by {} does not fit in 64-bit minor units",
+                money(stake_minor),
+                row.outcome
+            ),
+        )
+        .clause(row.clause.clone())
+    };
+    let (returned_minor, win_minor) = match (row.ratio, row.refund) {
+        (Some(ratio), _) => (
+            stake_minor,
+            ratio.apply(stake_minor, rounding).ok_or_else(overflow)?,
+        ),
+        (None, Some(refund)) => (refund.apply(stake_minor, rounding).ok_or_else(overflow)?, 0),
+        (None, None) => {
+            return Err(Refusal::new(
+                code::NO_PAYOUT_ROW,
+                format!(
+                    "{}/{} has neither a ratio nor a refund",
+                    row.bet, row.outcome
+                ),
+            )
+            .clause(row.clause.clone()))
+        }
+    };
+    let total_minor = returned_minor.checked_add(win_minor).ok_or_else(overflow)?;
+    if win_minor > bet.max_win || total_minor > bet.max_win_plus_stake {
+        return Err(Refusal::new(
+            code::MAX_WIN_EXCEEDED,
+            format!(
+                "{what} wins {} ({} with the stake) by {}; {} allows at most {} ({} with the stake)",
+                money(win_minor),
+                money(total_minor),
+                row.outcome,
+                plan.key(),
+                money(bet.max_win),
+                money(bet.max_win_plus_stake)
+            ),
+        )
+        .with_plan(&plan.key())
+        .clause(bet.clause.clone()));
+    }
+    Ok(Payout {
+        stake_minor,
+        returned_minor,
+        win_minor,
+        outcome: row.outcome.clone(),
+    })
+}

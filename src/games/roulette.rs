@@ -77,13 +77,8 @@ pub mod code {
     pub const ABOVE_MAX_BET: &str = "above_max_bet";
     /// Settlement: a placement whose spot, numbers or stake the engine would not have made.
     pub const INCONSISTENT_PLACEMENT: &str = "inconsistent_placement";
-    /// Settlement: the plan has no `win` payout row for a placement's bet type.
-    pub const NO_PAYOUT_ROW: &str = "no_payout_row";
-    /// Settlement: a win that does not fit in i64 minor units.
-    pub const PAYOUT_OVERFLOW: &str = "payout_overflow";
-    /// Settlement: a win above the bet type's `max_win` (or stake + win above
-    /// `max_win_plus_stake`). A compliance failure: the round must not be paid as computed.
-    pub const MAX_WIN_EXCEEDED: &str = "max_win_exceeded";
+    /// The settlement codes every engine shares ([`crate::games::code`]).
+    pub use crate::games::code::{MAX_WIN_EXCEEDED, NO_PAYOUT_ROW, PAYOUT_OVERFLOW};
 }
 
 /// One bet as an operator sends it. One JSON object per bet; which fields it takes depends
@@ -520,43 +515,13 @@ impl<'p> RouletteEngine<'p> {
                 )
                 .clause(row.clause.clone())
             })?;
-        let ratio = payout_row.ratio.expect("filtered on a ratio above");
-        let overflow = || {
-            Refusal::new(
-                code::PAYOUT_OVERFLOW,
-                format!(
-                    "{} × {ratio} on {} does not fit in 64-bit minor units",
-                    p.stake_minor, p.bet_type
-                ),
-            )
-            .clause(payout_row.clause.clone())
-        };
-        let win_minor = ratio
-            .apply(p.stake_minor, self.plan.plan.rounding)
-            .ok_or_else(overflow)?;
-        let total_minor = p.stake_minor.checked_add(win_minor).ok_or_else(overflow)?;
-        if win_minor > row.max_win || total_minor > row.max_win_plus_stake {
-            return Err(Refusal::new(
-                code::MAX_WIN_EXCEEDED,
-                format!(
-                    "{} on {} wins {} ({} with the stake) at {ratio}; {} allows at most {} ({} with the stake)",
-                    p.bet_type,
-                    spot_label(&p.spot),
-                    self.money(win_minor),
-                    self.money(total_minor),
-                    self.plan.key(),
-                    self.money(row.max_win),
-                    self.money(row.max_win_plus_stake)
-                ),
-            )
-            .clause(row.clause.clone()));
-        }
-        Ok(Payout {
-            stake_minor: p.stake_minor,
-            returned_minor: p.stake_minor,
-            win_minor,
-            outcome: payout_row.outcome.clone(),
-        })
+        super::pay_row(
+            self.plan,
+            row,
+            payout_row,
+            p.stake_minor,
+            &format!("{} on {}", p.bet_type, spot_label(&p.spot)),
+        )
     }
 
     /// The component bets of a parsed bet, before limits.

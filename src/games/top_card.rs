@@ -57,9 +57,8 @@ pub mod code {
     pub const INCONSISTENT_PLACEMENT: &str = "inconsistent_placement";
     /// Settlement: an outcome whose winner disagrees with its cards.
     pub const INCONSISTENT_OUTCOME: &str = "inconsistent_outcome";
-    pub const NO_PAYOUT_ROW: &str = "no_payout_row";
-    pub const PAYOUT_OVERFLOW: &str = "payout_overflow";
-    pub const MAX_WIN_EXCEEDED: &str = "max_win_exceeded";
+    /// The settlement codes every engine shares ([`crate::games::code`]).
+    pub use crate::games::code::{MAX_WIN_EXCEEDED, NO_PAYOUT_ROW, PAYOUT_OVERFLOW};
     pub const EXACT_OVERFLOW: &str = "exact_overflow";
 }
 
@@ -475,56 +474,7 @@ impl<'p> TopCardEngine<'p> {
                 .clause(row.clause.clone()))
             }
         };
-        let rounding = self.plan.plan.rounding;
-        let overflow = || {
-            Refusal::new(
-                code::PAYOUT_OVERFLOW,
-                format!(
-                    "{} on {}/{class} does not fit in 64-bit minor units",
-                    p.stake_minor, p.bet_type
-                ),
-            )
-            .clause(payout_row.clause.clone())
-        };
-        let (returned_minor, win_minor) = match (payout_row.ratio, payout_row.refund) {
-            (Some(ratio), _) => (
-                p.stake_minor,
-                ratio.apply(p.stake_minor, rounding).ok_or_else(overflow)?,
-            ),
-            (None, Some(refund)) => (
-                refund.apply(p.stake_minor, rounding).ok_or_else(overflow)?,
-                0,
-            ),
-            (None, None) => {
-                return Err(Refusal::new(
-                    code::NO_PAYOUT_ROW,
-                    format!("{}/{class} has neither a ratio nor a refund", p.bet_type),
-                )
-                .clause(payout_row.clause.clone()))
-            }
-        };
-        let total_minor = returned_minor.checked_add(win_minor).ok_or_else(overflow)?;
-        if win_minor > row.max_win || total_minor > row.max_win_plus_stake {
-            return Err(Refusal::new(
-                code::MAX_WIN_EXCEEDED,
-                format!(
-                    "{} wins {} ({} with the stake) on {class}; {} allows at most {} ({} with the stake)",
-                    p.bet_type,
-                    self.money(win_minor),
-                    self.money(total_minor),
-                    self.plan.key(),
-                    self.money(row.max_win),
-                    self.money(row.max_win_plus_stake)
-                ),
-            )
-            .clause(row.clause.clone()));
-        }
-        Ok(Payout {
-            stake_minor: p.stake_minor,
-            returned_minor,
-            win_minor,
-            outcome: payout_row.outcome.clone(),
-        })
+        super::pay_row(self.plan, row, payout_row, p.stake_minor, &p.bet_type)
     }
 
     // ----- Exact return -------------------------------------------------------------------

@@ -131,13 +131,8 @@ pub mod code {
     pub const CARD_NOT_IN_SHOE: &str = "card_not_in_shoe";
     /// Side-bet settlement without the cards it is decided on.
     pub const CARDS_MISSING: &str = "cards_missing";
-    /// The plan has no payout row for an outcome the rules need (e.g. a blackjack ratio).
-    pub const NO_PAYOUT_ROW: &str = "no_payout_row";
-    /// A win that does not fit in i64 minor units.
-    pub const PAYOUT_OVERFLOW: &str = "payout_overflow";
-    /// A win above the bet type's `max_win` (or stake + win above `max_win_plus_stake`): a
-    /// compliance failure, the round must not be paid as computed.
-    pub const MAX_WIN_EXCEEDED: &str = "max_win_exceeded";
+    /// The settlement codes every engine shares ([`crate::games::code`]).
+    pub use crate::games::code::{MAX_WIN_EXCEEDED, NO_PAYOUT_ROW, PAYOUT_OVERFLOW};
 }
 
 /// One bet a player places at betting time: the main bet, a Bet Behind or a side bet.

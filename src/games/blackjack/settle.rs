@@ -392,49 +392,13 @@ impl<'p> BlackjackEngine<'p> {
                     &limits.clause,
                 )
             })?;
-        let overflow = || {
-            self.refuse(
-                code::PAYOUT_OVERFLOW,
-                format!("{bet}/{outcome} on {stake} does not fit in 64-bit minor units"),
-                &row.clause,
-            )
-        };
-        let (returned_minor, win_minor) = match (row.ratio, row.refund) {
-            (Some(ratio), _) => (stake, self.share(ratio, stake).ok_or_else(overflow)?),
-            (None, Some(refund)) => (self.share(refund, stake).ok_or_else(overflow)?, 0),
-            (None, None) => {
-                return Err(self.refuse(
-                    code::NO_PAYOUT_ROW,
-                    format!("{bet}/{outcome} has neither a ratio nor a refund"),
-                    &row.clause,
-                ))
-            }
-        };
-        let total = returned_minor.checked_add(win_minor).ok_or_else(overflow)?;
-        if win_minor > limits.max_win || total > limits.max_win_plus_stake {
-            return Err(self.refuse(
-                code::MAX_WIN_EXCEEDED,
-                format!(
-                    "{bet}/{outcome} on {} wins {} ({} with the stake); {} allows at most {} ({} with the stake)",
-                    self.money(stake),
-                    self.money(win_minor),
-                    self.money(total),
-                    self.plan.key(),
-                    self.money(limits.max_win),
-                    self.money(limits.max_win_plus_stake)
-                ),
-                &limits.clause,
-            ));
-        }
+        let payout =
+            crate::games::pay_row(self.plan, limits, row, stake, &format!("{bet}/{outcome}"))
+                .map_err(|r| r.with_plan(&self.plan.key()))?;
         Ok(StakeSettlement {
             bet: bet.to_string(),
             hand,
-            payout: Payout {
-                stake_minor: stake,
-                returned_minor,
-                win_minor,
-                outcome: row.outcome.clone(),
-            },
+            payout,
         })
     }
 }
