@@ -1,7 +1,8 @@
 //! Reads the source documents kept in `game_plans/sources/`, so that tests compare plans with
+//! the document's own text rather than with numbers copied into the test.
+
 // Shared by the per-family test modules; not every module uses every helper.
 #![allow(dead_code)]
-//! the document's own text rather than with numbers copied into the test.
 
 use std::path::{Path, PathBuf};
 
