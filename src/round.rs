@@ -152,6 +152,25 @@ pub enum Event {
 }
 
 impl Event {
+    /// Every kind an event is logged as (see [`Event::kind`]).
+    pub const KINDS: &'static [&'static str] = &[
+        "plan_loaded",
+        "table_opened",
+        "table_closed",
+        "round_opened",
+        "bet_accepted",
+        "bet_refused",
+        "betting_closed",
+        "spin_invalid",
+        "event_refused",
+        "result_recorded",
+        "round_settled",
+        "round_voided",
+        "player_disconnected",
+        "player_reconnected",
+        "command_refused",
+    ];
+
     /// The audit entry kind.
     pub fn kind(&self) -> &'static str {
         match self {
