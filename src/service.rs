@@ -1239,6 +1239,12 @@ fn outcome_body(round: &str, events: &[Event]) -> RoundOutcome {
 
 /// One event as an audit entry, with the ids it concerns.
 fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
+    // Replay reads back only the kinds it knows: a kind missing from the list would be skipped.
+    debug_assert!(
+        Event::KINDS.contains(&ev.kind()),
+        "{} missing from Event::KINDS",
+        ev.kind()
+    );
     let kind =
         pitboss_audit::entry::Kind::parse(ev.kind()).expect("event kinds are valid entry kinds");
     let mut e = NewEntry::new(ts, kind, ev.payload()).operator(operator);
