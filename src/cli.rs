@@ -372,7 +372,7 @@ fn simulate(
     };
     if !sim::supported(p.plan.family) {
         return fail(format!(
-            "no simulation for {} plans yet ({}): roulette, baccarat and top_card are simulated",
+            "no simulation for {} plans yet ({}): roulette, baccarat, top_card and casino_holdem are simulated",
             p.plan.family,
             p.key()
         ));
@@ -464,7 +464,11 @@ fn simulate(
     out!("(amounts in minor units)");
     out!("{per_second:.0} rounds/s ({secs:.3} s)");
     if let Some(e) = &exact {
-        out!("\nExact return");
+        if e.is_empty() {
+            out!("\nNo exact return for {} plans", s.family);
+        } else {
+            out!("\nExact return");
+        }
         for r in e {
             out!("{:<24} {:>12} {}", r.bet, r.decimal, r.fraction);
         }

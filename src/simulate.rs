@@ -13,6 +13,9 @@
 //! - Top Card: the engine deals only from a 32-byte seed ([`TopCardEngine::deal_from_seed`]),
 //!   so each round's seed is the next 32 bytes of the stream (`RngCore::fill_bytes`).
 //!
+//! - Casino Hold'em: each round's deal from the next 32 bytes of the stream (the engine's
+//!   `rng_deal` takes a seed); the player always calls.
+//!
 //! **Bets.** Every round places one bet of every bet type of the plan (for Egalite Extra, one
 //! per total of `rules.baccarat.egalite_extra.totals`) at the bet type's `min_bet`, through
 //! the engine's `place`, and settles them with the engine's `settle`. Roulette bets lie on
@@ -29,6 +32,7 @@ use rand_chacha::ChaCha20Rng;
 use serde::Serialize;
 
 use crate::games::baccarat::{BaccaratBetRequest, BaccaratEngine, BaccaratPlacement, Fraction};
+use crate::games::casino_holdem::{CasinoHoldemEngine, HoldemBetRequest};
 use crate::games::roulette::{Placement, RouletteBetRequest, RouletteEngine, POCKETS};
 use crate::games::top_card::{TopCardBetRequest, TopCardEngine, TopCardPlacement};
 use crate::games::{Payout, Refusal};
@@ -179,7 +183,7 @@ pub struct ExactReturn {
 pub fn supported(family: Family) -> bool {
     matches!(
         family,
-        Family::Roulette | Family::Baccarat | Family::TopCard
+        Family::Roulette | Family::Baccarat | Family::TopCard | Family::CasinoHoldem
     )
 }
 
@@ -187,7 +191,7 @@ fn unsupported(plan: &Plan) -> Refusal {
     Refusal::new(
         code::NO_SIMULATION,
         format!(
-            "{} is a {} plan: simulation plays roulette, baccarat and Top Card plans only",
+            "{} is a {} plan: simulation plays roulette, baccarat, Top Card and Casino Hold'em plans only",
             plan.key(),
             plan.plan.family
         ),
@@ -207,6 +211,7 @@ pub fn simulate(
         Family::Roulette => roulette(plan, &mut stream, rounds, progress)?,
         Family::Baccarat => baccarat(plan, &mut stream, rounds, progress)?,
         Family::TopCard => top_card(plan, &mut stream, rounds, progress)?,
+        Family::CasinoHoldem => casino_holdem(plan, &mut stream, rounds, progress)?,
         _ => return Err(unsupported(plan)),
     };
     progress(rounds);
@@ -404,6 +409,69 @@ fn top_card(
     Ok(stats)
 }
 
+/// Casino Hold'em: the Ante and every side bet at `min_bet`; the player always calls (the
+/// Call is the engine's `decide(Call)`: `call_multiple` × the Ante). Each round's deal comes
+/// from the next 32 bytes of the stream ([`CasinoHoldemEngine::rng_deal`] takes a seed) and
+/// goes through `deal_card` / `close_decisions` as the service feeds it. One row per bet type
+/// the settlement pays (`ante`, `call`, the flop bonus, Casino Razz).
+fn casino_holdem(
+    plan: &Plan,
+    stream: &mut ChaCha20Rng,
+    rounds: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Vec<BetStats>, Refusal> {
+    use crate::games::casino_holdem::{Deal, Decision, Next, CALL, CALL_BLIND};
+    let engine = CasinoHoldemEngine::new(plan)?;
+    let mut placements = Vec::new();
+    for b in plan
+        .bets
+        .iter()
+        .filter(|b| b.id != CALL && b.id != CALL_BLIND)
+    {
+        placements.extend(engine.place(&HoldemBetRequest {
+            bet: b.id.clone(),
+            stake_minor: b.min_bet,
+        })?);
+    }
+    let mut stats: Vec<BetStats> = Vec::new();
+    let mut seed = [0u8; 32];
+    for r in 0..rounds {
+        stream.fill_bytes(&mut seed);
+        let mut round = placements.clone();
+        let mut deal = Deal::default();
+        let mut cards = engine.rng_deal(seed).into_iter();
+        loop {
+            match engine.next(&deal) {
+                Next::Card { position } => {
+                    let c = cards.next().expect("rng_deal deals every card");
+                    debug_assert_eq!(c.position, position);
+                    engine.deal_card(&mut deal, position, c.card)?;
+                }
+                Next::Decisions => {
+                    round.extend(engine.decide(&round, &deal, Decision::Call)?);
+                    engine.close_decisions(&mut deal)?;
+                }
+                Next::Complete => break,
+            }
+        }
+        let settlement = engine.settle(&round, &deal)?;
+        for bp in &settlement.payouts {
+            let i = match stats.iter().position(|s| s.bet == bp.bet_type) {
+                Some(i) => i,
+                None => {
+                    stats.push(BetStats::new(bp.bet_type.clone(), bp.payout.stake_minor));
+                    stats.len() - 1
+                }
+            };
+            stats[i].add(&bp.payout);
+        }
+        tick(r, progress);
+    }
+    // The plan's order.
+    stats.sort_by_key(|s| plan.bets.iter().position(|b| b.id == s.bet));
+    Ok(stats)
+}
+
 /// Placements and their empty statistics.
 fn split<P: StakeOf>(labelled: Vec<(P, String)>) -> (Vec<P>, Vec<BetStats>) {
     labelled
@@ -452,7 +520,8 @@ fn tick(r: u64, progress: &mut dyn FnMut(u64)) {
 }
 
 /// The exact return of every simulated bet: the engines' `exact_rtp()` for baccarat and Top
-/// Card; for roulette, each placement settled on each of the 37 numbers.
+/// Card; for roulette, each placement settled on each of the 37 numbers; none for Casino
+/// Hold'em (its engine has no exact return).
 pub fn exact_returns(plan: &Plan) -> Result<Vec<ExactReturn>, Refusal> {
     let show = |bet: String, f: Fraction| ExactReturn {
         bet,
@@ -485,6 +554,8 @@ pub fn exact_returns(plan: &Plan) -> Result<Vec<ExactReturn>, Refusal> {
             .into_iter()
             .map(|e| show(label_total(&e.bet, e.total), e.rtp))
             .collect()),
+        // The engine has no exact return (yet): none to print.
+        Family::CasinoHoldem => Ok(Vec::new()),
         _ => Err(unsupported(plan)),
     }
 }

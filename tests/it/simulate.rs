@@ -127,3 +127,20 @@ fn a_bad_seed_is_refused() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad_seed"));
 }
+
+#[test]
+fn casino_holdem_always_calls_and_is_reproducible() {
+    let a = json("synot-casino-holdem", "5000", "3", true);
+    let b = json("synot-casino-holdem", "5000", "3", false);
+    assert_eq!(a["bets"], b["bets"]);
+    let bets: Vec<&str> = a["bets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["bet"].as_str().unwrap())
+        .collect();
+    assert_eq!(bets, ["ante", "call", "aa", "casino_razz"]);
+    // Always calling: the Call is twice the Ante every round.
+    assert_eq!(a["bets"][1]["staked_minor"], 2 * 5000 * 100);
+    assert_eq!(a["exact"], serde_json::json!([]));
+}
