@@ -70,6 +70,31 @@ pub enum Command {
     },
     /// Print the OpenAPI description of the HTTP API (committed as openapi/openapi.json).
     Openapi,
+    /// Play RNG rounds of a plan through its engine and report the return of every bet.
+    ///
+    /// Each round places one bet of every bet type at its `min_bet` (roulette on one spot per
+    /// type, Egalite Extra on each total) from one ChaCha20 stream of the seed.
+    Simulate {
+        /// `ID` (latest version) or `ID@VERSION`.
+        #[arg(long)]
+        plan: String,
+        /// Rounds to play.
+        #[arg(long)]
+        rounds: u64,
+        /// A decimal u64 (little-endian in the first 8 bytes of the 32-byte seed, the rest
+        /// zero) or 64 hex digits.
+        #[arg(long)]
+        seed: String,
+        /// Print the results as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also print the engine's exact return of every bet.
+        #[arg(long)]
+        exact: bool,
+        /// Baccarat only: deal and read coups without placing bets (the game's bare rate).
+        #[arg(long, hide = true)]
+        deal_only: bool,
+    },
     /// Apply pending database migrations and exit.
     Migrate {
         #[arg(long, default_value = "data", env = "PITBOSS_DATA_DIR")]
@@ -123,6 +148,14 @@ pub fn run(cli: Cli) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
+        Command::Simulate {
+            plan,
+            rounds,
+            seed,
+            json,
+            exact,
+            deal_only,
+        } => simulate(&cli.plans, &plan, rounds, &seed, json, exact, deal_only),
         Command::Migrate {
             data_dir,
             database_url,
@@ -313,6 +346,134 @@ fn plan(dir: &Path, cmd: PlanCommand) -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+fn simulate(
+    dir: &Path,
+    plan: &str,
+    rounds: u64,
+    seed: &str,
+    json: bool,
+    exact: bool,
+    deal_only: bool,
+) -> ExitCode {
+    use crate::simulate as sim;
+    let set = match load(dir) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let p = match lookup(&set, plan) {
+        Ok(p) => &p.plan,
+        Err(c) => return c,
+    };
+    let seed = match sim::parse_seed(seed) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    if !sim::supported(p.plan.family) {
+        return fail(format!(
+            "no simulation for {} plans yet ({}): roulette, baccarat, top_card and casino_holdem are simulated",
+            p.plan.family,
+            p.key()
+        ));
+    }
+    if deal_only {
+        let start = std::time::Instant::now();
+        return match sim::baccarat_deal_only(p, seed, rounds) {
+            Ok([player, banker, tie]) => {
+                let secs = start.elapsed().as_secs_f64();
+                out!(
+                    "{} bare coups (deal + outcome): player {player}, banker {banker}, tie {tie}; {:.0} rounds/s",
+                    rounds,
+                    rounds as f64 / secs
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(e),
+        };
+    }
+    let exact = if exact {
+        match sim::exact_returns(p) {
+            Ok(e) => Some(e),
+            Err(e) => return fail(e),
+        }
+    } else {
+        None
+    };
+    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        indicatif::ProgressBar::new(rounds)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let start = std::time::Instant::now();
+    let result = sim::simulate(p, seed, rounds, &mut |done| bar.set_position(done));
+    let secs = start.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    let s = match result {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let per_second = if secs > 0.0 {
+        rounds as f64 / secs
+    } else {
+        0.0
+    };
+    if json {
+        let mut v = serde_json::to_value(&s).expect("statistics serialise");
+        v["seconds"] = serde_json::json!(secs);
+        v["rounds_per_second"] = serde_json::json!(per_second);
+        if let Some(e) = &exact {
+            v["exact"] = serde_json::to_value(e).expect("fractions serialise");
+        }
+        out!(
+            "{}",
+            serde_json::to_string_pretty(&v).expect("JSON values print")
+        );
+        return ExitCode::SUCCESS;
+    }
+    out!(
+        "{} — {} rounds from seed {}, every bet at its min_bet each round",
+        s.plan,
+        s.rounds,
+        s.seed
+    );
+    out!(
+        "{:<24} {:>10} {:>14} {:>14} {:>10} {:>10} {:>10} {:>12}",
+        "BET",
+        "ROUNDS",
+        "STAKED",
+        "RETURNED",
+        "RTP",
+        "CI95 LOW",
+        "CI95 HIGH",
+        "LARGEST WIN"
+    );
+    for b in &s.bets {
+        out!(
+            "{:<24} {:>10} {:>14} {:>14} {:>10.6} {:>10.6} {:>10.6} {:>12}",
+            b.bet,
+            b.rounds,
+            b.staked_minor,
+            b.returned_minor,
+            b.rtp,
+            b.ci95_low,
+            b.ci95_high,
+            b.largest_win_minor
+        );
+    }
+    out!("(amounts in minor units)");
+    out!("{per_second:.0} rounds/s ({secs:.3} s)");
+    if let Some(e) = &exact {
+        if e.is_empty() {
+            out!("\nNo exact return for {} plans", s.family);
+        } else {
+            out!("\nExact return");
+        }
+        for r in e {
+            out!("{:<24} {:>12} {}", r.bet, r.decimal, r.fraction);
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn lint(path: &Path) -> ExitCode {

@@ -11,4 +11,5 @@ pub mod plan;
 pub mod rng;
 pub mod round;
 pub mod service;
+pub mod simulate;
 pub mod store;

@@ -11,4 +11,5 @@ mod plan_player_games;
 mod plan_roulette;
 mod replay;
 mod server;
+mod simulate;
 mod source;
