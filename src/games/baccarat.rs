@@ -62,8 +62,7 @@ use crate::plan::rules::{Family, GameRules};
 
 /// The stable codes of the refusals this engine returns.
 pub mod code {
-    /// The plan is not a baccarat plan.
-    pub const WRONG_FAMILY: &str = "wrong_family";
+    pub use crate::games::code::WRONG_FAMILY;
     /// The plan's baccarat rules do not pass their own lint (a third-card table with a gap).
     pub const INVALID_RULES: &str = "invalid_rules";
     /// `bet` is not a baccarat bet type.
@@ -80,8 +79,7 @@ pub mod code {
     pub const STAKE_OVERFLOW: &str = "stake_overflow";
     pub const BELOW_MIN_BET: &str = "below_min_bet";
     pub const ABOVE_MAX_BET: &str = "above_max_bet";
-    /// A side bet without one of the bet types its row `requires` in the same round.
-    pub const REQUIRES_MAIN_BET: &str = "requires_main_bet";
+    pub use crate::games::code::REQUIRES_MAIN_BET;
     /// Live: a card reported to a position the drawing rules do not give the next card to.
     pub const WRONG_POSITION: &str = "wrong_position";
     /// Live: a card reported after the coup is complete.
@@ -374,26 +372,10 @@ impl<'p> BaccaratEngine<'p> {
     /// The engine for `plan`; refuses a plan of another family and rules that do not pass
     /// their own lint (so that the draw tables it builds cover every total once).
     pub fn new(plan: &'p Plan) -> Result<BaccaratEngine<'p>, Refusal> {
+        crate::games::expect_family(plan, Family::Baccarat, "baccarat")?;
         let GameRules::Baccarat(rules) = &plan.rules else {
-            return Err(Refusal::new(
-                code::WRONG_FAMILY,
-                format!(
-                    "{} is a {} plan, not a baccarat plan",
-                    plan.key(),
-                    plan.rules.family()
-                ),
-            ));
+            unreachable!("expect_family checked the rules' family")
         };
-        if plan.plan.family != Family::Baccarat {
-            return Err(Refusal::new(
-                code::WRONG_FAMILY,
-                format!(
-                    "{} is headed as a {} plan but has baccarat rules",
-                    plan.key(),
-                    plan.plan.family
-                ),
-            ));
-        }
         let mut problems = rules.lint();
         problems.extend(rules.lint_against_plan(plan));
         if let Some((path, problem)) = problems.first() {
@@ -536,23 +518,10 @@ impl<'p> BaccaratEngine<'p> {
                 )
                 .clause(row.clause.clone()));
             }
-            if !row.requires.is_empty()
-                && !existing
-                    .iter()
-                    .chain(new)
-                    .any(|q| row.requires.contains(&q.bet_type))
-            {
-                return Err(Refusal::new(
-                    code::REQUIRES_MAIN_BET,
-                    format!(
-                        "{} ({}) needs a bet on {} by the same player in the round",
-                        p.bet_type,
-                        row.label,
-                        row.requires.join(" or ")
-                    ),
-                )
-                .clause(row.clause.clone()));
-            }
+            crate::games::check_requires(
+                row,
+                existing.iter().chain(new).map(|q| q.bet_type.as_str()),
+            )?;
         }
         Ok(())
     }

@@ -60,8 +60,7 @@ pub const CALL_BLIND: &str = "call_blind";
 
 /// The stable codes of the refusals this engine returns.
 pub mod code {
-    /// The plan is not a Casino Hold'em plan.
-    pub const WRONG_FAMILY: &str = "wrong_family";
+    pub use crate::games::code::WRONG_FAMILY;
     /// A Casino Hold'em plan this engine cannot play (an automatic decision other than fold).
     pub const UNSUPPORTED_PLAN: &str = "unsupported_plan";
     /// `bet` is not a bet of the family.
@@ -262,26 +261,10 @@ impl<'p> CasinoHoldemEngine<'p> {
     /// The engine for `plan`; refuses a plan of another family, and one whose automatic
     /// decision is not a fold (the only one the documents give for this game).
     pub fn new(plan: &'p Plan) -> Result<CasinoHoldemEngine<'p>, Refusal> {
+        crate::games::expect_family(plan, Family::CasinoHoldem, "Casino Hold'em")?;
         let GameRules::CasinoHoldem(rules) = &plan.rules else {
-            return Err(Refusal::new(
-                code::WRONG_FAMILY,
-                format!(
-                    "{} is a {} plan, not a Casino Hold'em plan",
-                    plan.key(),
-                    plan.rules.family()
-                ),
-            ));
+            unreachable!("expect_family checked the rules' family")
         };
-        if plan.plan.family != Family::CasinoHoldem {
-            return Err(Refusal::new(
-                code::WRONG_FAMILY,
-                format!(
-                    "{} is headed as a {} plan but has Casino Hold'em rules",
-                    plan.key(),
-                    plan.plan.family
-                ),
-            ));
-        }
         // The evaluator plays the ace both ways, the only reading the documents give.
         match rules.ace_in_straights {
             AceInStraights::HighOrLow => {}

@@ -84,6 +84,10 @@ impl Payout {
 
 /// Refusal codes every engine shares (each engine's own `code` module re-exports them).
 pub mod code {
+    /// The plan is not of the engine's family.
+    pub const WRONG_FAMILY: &str = "wrong_family";
+    /// A side bet without the bet it needs (the plan's `requires`) from the same player.
+    pub const REQUIRES_MAIN_BET: &str = "requires_main_bet";
     /// Settlement: the plan has no usable payout row for the bet's outcome.
     pub const NO_PAYOUT_ROW: &str = "no_payout_row";
     /// Settlement: a win that does not fit in i64 minor units.
@@ -164,4 +168,59 @@ pub fn pay_row(
         win_minor,
         outcome: row.outcome.clone(),
     })
+}
+
+/// Refuses a plan whose rules, or whose heading, are not of `family` (`name` is the family as
+/// a reader writes it, e.g. "Top Card"). Every engine's constructor starts with it.
+pub fn expect_family(
+    plan: &crate::plan::Plan,
+    family: crate::plan::rules::Family,
+    name: &str,
+) -> Result<(), Refusal> {
+    if plan.rules.family() != family {
+        return Err(Refusal::new(
+            code::WRONG_FAMILY,
+            format!(
+                "{} is a {} plan, not a {name} plan",
+                plan.key(),
+                plan.rules.family()
+            ),
+        ));
+    }
+    if plan.plan.family != family {
+        return Err(Refusal::new(
+            code::WRONG_FAMILY,
+            format!(
+                "{} is headed as a {} plan but has {name} rules",
+                plan.key(),
+                plan.plan.family
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a bet of type `bet` when the plan says it `requires` another bet type and none of
+/// `player_bet_types` (the same player's bet types in the round, this request included) is one.
+pub fn check_requires<'a>(
+    bet: &crate::plan::model::BetType,
+    player_bet_types: impl IntoIterator<Item = &'a str>,
+) -> Result<(), Refusal> {
+    if bet.requires.is_empty()
+        || player_bet_types
+            .into_iter()
+            .any(|t| bet.requires.iter().any(|r| r == t))
+    {
+        return Ok(());
+    }
+    Err(Refusal::new(
+        code::REQUIRES_MAIN_BET,
+        format!(
+            "{} ({}) needs a bet on {} by the same player in the round",
+            bet.id,
+            bet.label,
+            bet.requires.join(" or ")
+        ),
+    )
+    .clause(bet.clause.clone()))
 }

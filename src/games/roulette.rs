@@ -53,8 +53,7 @@ const MAX_INSIDE_NUMBERS: usize = 6;
 
 /// The stable codes of the refusals this engine returns.
 pub mod code {
-    /// The plan is not a single-zero roulette plan.
-    pub const WRONG_FAMILY: &str = "wrong_family";
+    pub use crate::games::code::WRONG_FAMILY;
     /// `bet` is neither a bet type, an announced bet, `neighbours` nor `complete`.
     pub const UNKNOWN_BET_TYPE: &str = "unknown_bet_type";
     /// A bet of the roulette vocabulary that this plan does not offer.
@@ -203,26 +202,10 @@ pub struct RouletteEngine<'p> {
 impl<'p> RouletteEngine<'p> {
     /// The engine for `plan`; refuses a plan of another family or with another wheel.
     pub fn new(plan: &'p Plan) -> Result<RouletteEngine<'p>, Refusal> {
+        crate::games::expect_family(plan, Family::Roulette, "roulette")?;
         let GameRules::Roulette(rules) = &plan.rules else {
-            return Err(Refusal::new(
-                code::WRONG_FAMILY,
-                format!(
-                    "{} is a {} plan, not a roulette plan",
-                    plan.key(),
-                    plan.rules.family()
-                ),
-            ));
+            unreachable!("expect_family checked the rules' family")
         };
-        if plan.plan.family != Family::Roulette {
-            return Err(Refusal::new(
-                code::WRONG_FAMILY,
-                format!(
-                    "{} is headed as a {} plan but has roulette rules",
-                    plan.key(),
-                    plan.plan.family
-                ),
-            ));
-        }
         if rules.pockets != POCKETS {
             return Err(Refusal::new(
                 code::WRONG_FAMILY,

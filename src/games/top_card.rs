@@ -39,7 +39,7 @@ use crate::plan::rules::{Family, GameRules};
 
 /// The stable codes of the refusals this engine returns.
 pub mod code {
-    pub const WRONG_FAMILY: &str = "wrong_family";
+    pub use crate::games::code::WRONG_FAMILY;
     /// The plan's rules do not pass their own lint, or ask what this engine cannot do (suits
     /// that decide, with no order of suits given).
     pub const INVALID_RULES: &str = "invalid_rules";
@@ -49,7 +49,7 @@ pub mod code {
     pub const STAKE_OVERFLOW: &str = "stake_overflow";
     pub const BELOW_MIN_BET: &str = "below_min_bet";
     pub const ABOVE_MAX_BET: &str = "above_max_bet";
-    pub const REQUIRES_MAIN_BET: &str = "requires_main_bet";
+    pub use crate::games::code::REQUIRES_MAIN_BET;
     /// Live: a card to the wrong position, a card too many, a card the shoe cannot hold, or an
     /// outcome asked of fewer than two cards. By the plan's valid-round rule the deal is void
     /// and dealt again ([`super::TopCardEngine::on_misdeal`]).
@@ -136,26 +136,10 @@ pub struct TopCardEngine<'p> {
 
 impl<'p> TopCardEngine<'p> {
     pub fn new(plan: &'p Plan) -> Result<TopCardEngine<'p>, Refusal> {
+        crate::games::expect_family(plan, Family::TopCard, "Top Card")?;
         let GameRules::TopCard(rules) = &plan.rules else {
-            return Err(Refusal::new(
-                code::WRONG_FAMILY,
-                format!(
-                    "{} is a {} plan, not a Top Card plan",
-                    plan.key(),
-                    plan.rules.family()
-                ),
-            ));
+            unreachable!("expect_family checked the rules' family")
         };
-        if plan.plan.family != Family::TopCard {
-            return Err(Refusal::new(
-                code::WRONG_FAMILY,
-                format!(
-                    "{} is headed as a {} plan but has Top Card rules",
-                    plan.key(),
-                    plan.plan.family
-                ),
-            ));
-        }
         let invalid = |problem: String| {
             Refusal::new(code::INVALID_RULES, format!("{}: {problem}", plan.key()))
                 .clause(rules.clause.clone())
@@ -292,23 +276,10 @@ impl<'p> TopCardEngine<'p> {
                 )
                 .clause(row.clause.clone()));
             }
-            if !row.requires.is_empty()
-                && !existing
-                    .iter()
-                    .chain(new)
-                    .any(|q| row.requires.contains(&q.bet_type))
-            {
-                return Err(Refusal::new(
-                    code::REQUIRES_MAIN_BET,
-                    format!(
-                        "{} ({}) needs a bet on {} by the same player in the round",
-                        p.bet_type,
-                        row.label,
-                        row.requires.join(" or ")
-                    ),
-                )
-                .clause(row.clause.clone()));
-            }
+            crate::games::check_requires(
+                row,
+                existing.iter().chain(new).map(|q| q.bet_type.as_str()),
+            )?;
         }
         Ok(())
     }

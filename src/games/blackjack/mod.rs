@@ -65,8 +65,7 @@ pub use side_bets::SideBetDeal;
 
 /// The stable codes of the refusals this engine returns.
 pub mod code {
-    /// The plan is not a blackjack plan.
-    pub const WRONG_FAMILY: &str = "wrong_family";
+    pub use crate::games::code::WRONG_FAMILY;
     /// A bet type the plan does not offer (or not at this moment: a split is not placed with
     /// the initial bets).
     pub const NOT_OFFERED: &str = "not_offered";
@@ -157,26 +156,10 @@ const PLAY_BETS: &[&str] = &["split", "double", "insurance"];
 impl<'p> BlackjackEngine<'p> {
     /// The engine for `plan`; refuses a plan of another family.
     pub fn new(plan: &'p Plan) -> Result<BlackjackEngine<'p>, Refusal> {
+        crate::games::expect_family(plan, Family::Blackjack, "blackjack")?;
         let GameRules::Blackjack(rules) = &plan.rules else {
-            return Err(Refusal::new(
-                code::WRONG_FAMILY,
-                format!(
-                    "{} is a {} plan, not a blackjack plan",
-                    plan.key(),
-                    plan.rules.family()
-                ),
-            ));
+            unreachable!("expect_family checked the rules' family")
         };
-        if plan.plan.family != Family::Blackjack {
-            return Err(Refusal::new(
-                code::WRONG_FAMILY,
-                format!(
-                    "{} is headed as a {} plan but has blackjack rules",
-                    plan.key(),
-                    plan.plan.family
-                ),
-            ));
-        }
         Ok(BlackjackEngine { plan, rules })
     }
 
