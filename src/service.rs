@@ -25,14 +25,15 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::api::dto::{
-    BetResult, BetsReply, ConnectionReply, ProblemDocument, RoundOpenedReply, RoundOutcome,
-    SpinRejected, SpinResult, TableClosedReply, TableOpenedReply,
+    BetResult, BetsReply, ConnectionReply, DecisionResult, MisdealNotice, ProblemDocument,
+    RoundOpenedReply, RoundOutcome, ShoeReply, SpinRejected, SpinResult, TableClosedReply,
+    TableOpenedReply,
 };
 use crate::games::Refusal;
 use crate::plan::canonical::hex;
 use crate::plan::model::Mode;
 use crate::plan::PlanSet;
-use crate::round::{draw_pocket, Event, Phase, State};
+use crate::round::{draw_pocket, CardRecord, Event, Phase, Refund, State};
 use crate::store::schema::{audit_entries, checkpoints, idempotency, log_state, rng_seeds};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
@@ -74,6 +75,26 @@ pub enum Command {
     Draw {
         round: String,
     },
+    /// Live card games: cards reported by the dealer system.
+    Cards {
+        round: String,
+        cards: Vec<CardRecord>,
+    },
+    Misdeal {
+        round: String,
+        reason: String,
+    },
+    Decisions {
+        round: String,
+        decisions: Vec<(String, Value)>,
+    },
+    CloseDecisions {
+        round: String,
+    },
+    Shoe {
+        table: String,
+        change: bool,
+    },
     Void {
         round: String,
         reason: String,
@@ -96,6 +117,12 @@ impl Command {
             Command::CloseBetting { .. } => "close_betting",
             Command::Spin { .. } => "spin",
             Command::Draw { .. } => "draw",
+            Command::Cards { .. } => "cards",
+            Command::Misdeal { .. } => "misdeal",
+            Command::Decisions { .. } => "decisions",
+            Command::CloseDecisions { .. } => "close_decisions",
+            Command::Shoe { change: false, .. } => "shuffle_shoe",
+            Command::Shoe { change: true, .. } => "change_shoe",
             Command::Void { .. } => "void",
             Command::Connection { .. } => "player_connection",
         }
@@ -107,11 +134,16 @@ impl Command {
             Command::OpenTable { table, .. }
             | Command::CloseTable { table, .. }
             | Command::OpenRound { table }
+            | Command::Shoe { table, .. }
             | Command::Connection { table, .. } => (Some(table.clone()), None),
             Command::Bets { round, .. }
             | Command::CloseBetting { round }
             | Command::Spin { round, .. }
             | Command::Draw { round }
+            | Command::Cards { round, .. }
+            | Command::Misdeal { round, .. }
+            | Command::Decisions { round, .. }
+            | Command::CloseDecisions { round }
             | Command::Void { round, .. } => (
                 round.split('.').next().map(str::to_string),
                 Some(round.clone()),
@@ -1059,7 +1091,7 @@ impl Writer {
                 };
                 match state.decide_spin(op, round, &report) {
                     Ok(events) => {
-                        let body = outcome_body(round, &events);
+                        let body = outcome_body(state, round, &events);
                         (events, Reply::ok(200, &body))
                     }
                     Err(r) => self.logged_refusal(
@@ -1075,26 +1107,120 @@ impl Writer {
                 let Some(seed) = self.seeds.get(round).copied() else {
                     return self.logged_refusal(state, op, round, json!({"type": "draw"}), Refusal::new("not_rng", format!("round {round} has no committed seed: it is not an RNG round, or it is finished")));
                 };
-                // An RNG spin is always valid: there is no ball to throw against the rotation.
-                let report = crate::round::SpinReport {
-                    number: draw_pocket(seed, 37) as u8,
-                    ball_against_rotation: true,
-                    ball_revolutions: u8::MAX,
-                    source: Mode::Rng,
-                    rng_seed: Some(hex(&seed)),
+                let card_game = state
+                    .rounds
+                    .get(round)
+                    .and_then(|r| state.tables.get(&r.table))
+                    .is_some_and(|t| {
+                        t.loaded.plan.plan.family != crate::plan::rules::Family::Roulette
+                    });
+                let decided = if card_game {
+                    state.decide_rng_deal(op, round, now, seed)
+                } else {
+                    // An RNG spin is always valid: there is no ball to throw against the
+                    // rotation.
+                    let report = crate::round::SpinReport {
+                        number: draw_pocket(seed, 37) as u8,
+                        ball_against_rotation: true,
+                        ball_revolutions: u8::MAX,
+                        source: Mode::Rng,
+                        rng_seed: Some(hex(&seed)),
+                    };
+                    state.decide_spin(op, round, &report)
                 };
-                match state.decide_spin(op, round, &report) {
+                match decided {
                     Ok(events) => {
-                        revealed.push(round.clone());
-                        let body = outcome_body(round, &events);
+                        if events
+                            .iter()
+                            .any(|e| matches!(e, Event::RoundSettled { .. }))
+                        {
+                            revealed.push(round.clone());
+                        }
+                        let body = outcome_body(state, round, &events);
                         (events, Reply::ok(200, &body))
                     }
                     Err(r) => self.logged_refusal(state, op, round, json!({"type": "draw"}), r),
                 }
             }
+            Command::Cards { round, cards } => match state.decide_cards(op, round, now, cards) {
+                Ok(events) => {
+                    let body = outcome_body(state, round, &events);
+                    (events, Reply::ok(200, &body))
+                }
+                Err(r) => self.logged_refusal(
+                    state,
+                    op,
+                    round,
+                    json!({"type": "cards", "cards": cards}),
+                    r,
+                ),
+            },
+            Command::Misdeal { round, reason } => match state.decide_misdeal(op, round, reason) {
+                Ok(events) => {
+                    let body = outcome_body(state, round, &events);
+                    (events, Reply::ok(200, &body))
+                }
+                Err(r) => self.logged_refusal(
+                    state,
+                    op,
+                    round,
+                    json!({"type": "misdeal", "reason": reason}),
+                    r,
+                ),
+            },
+            Command::Decisions { round, decisions } => {
+                match state.decide_decisions(op, round, now, decisions) {
+                    Ok(events) => {
+                        let body = outcome_body(state, round, &events);
+                        (events, Reply::ok(200, &body))
+                    }
+                    Err(r) => self.logged_refusal(
+                        state,
+                        op,
+                        round,
+                        json!({"type": "decisions", "decisions": decisions.iter().map(|(p, d)| json!({"player": p, "decision": d})).collect::<Vec<_>>()}),
+                        r,
+                    ),
+                }
+            }
+            Command::CloseDecisions { round } => {
+                match state.decide_close_decisions(op, round, now) {
+                    Ok(events) => {
+                        let body = outcome_body(state, round, &events);
+                        (events, Reply::ok(200, &body))
+                    }
+                    Err(r) => {
+                        self.logged_refusal(state, op, round, json!({"type": "close_decisions"}), r)
+                    }
+                }
+            }
+            Command::Shoe { table, change } => match state.decide_shoe(op, table, *change) {
+                Ok(events) => {
+                    let cards_seen = events
+                        .iter()
+                        .find_map(|e| match e {
+                            Event::ShoeShuffled { cards_seen, .. }
+                            | Event::ShoeChanged { cards_seen, .. } => Some(*cards_seen),
+                            _ => None,
+                        })
+                        .unwrap_or(0);
+                    (
+                        events,
+                        Reply::ok(
+                            200,
+                            &ShoeReply {
+                                table: table.clone(),
+                                action: if *change { "change" } else { "shuffle" }.into(),
+                                cards_seen_before: cards_seen,
+                            },
+                        ),
+                    )
+                }
+                Err(r) => refused(r),
+            },
             Command::Void { round, reason } => match state.decide_void(op, round, reason) {
                 Ok(events) => {
-                    let body = outcome_body(round, &events);
+                    let body = outcome_body(state, round, &events);
                     revealed.push(round.clone());
                     (events, Reply::ok(200, &body))
                 }
@@ -1104,18 +1230,42 @@ impl Writer {
                 table,
                 player,
                 connected,
-            } => match state.decide_connection(op, table, player, *connected) {
-                Ok(events) => (
-                    events,
-                    Reply::ok(
-                        200,
-                        &ConnectionReply {
-                            table: table.clone(),
-                            player: player.clone(),
-                            connected: *connected,
-                        },
-                    ),
-                ),
+            } => match state.decide_connection(op, table, player, *connected, now) {
+                Ok(events) => {
+                    let refunds = events
+                        .iter()
+                        .filter_map(|e| match e {
+                            Event::BetRefunded {
+                                bet,
+                                player,
+                                refund_minor,
+                                ..
+                            } => Some(Refund {
+                                bet: bet.clone(),
+                                player: player.clone(),
+                                refund_minor: *refund_minor,
+                            }),
+                            _ => None,
+                        })
+                        .collect();
+                    let automatic_decisions = events
+                        .iter()
+                        .filter(|e| matches!(e, Event::DecisionTaken { .. }))
+                        .count();
+                    (
+                        events,
+                        Reply::ok(
+                            200,
+                            &ConnectionReply {
+                                table: table.clone(),
+                                player: player.clone(),
+                                connected: *connected,
+                                refunds,
+                                automatic_decisions,
+                            },
+                        ),
+                    )
+                }
                 Err(r) => refused(r),
             },
         }
@@ -1185,11 +1335,14 @@ pub fn refusal_status(r: &Refusal) -> u16 {
     }
 }
 
-fn outcome_body(round: &str, events: &[Event]) -> RoundOutcome {
+fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
     let mut body = RoundOutcome {
         round: round.to_string(),
         ..RoundOutcome::default()
     };
+    let before = state.rounds.get(round);
+    let mut cards: Vec<CardRecord> = before.map(|r| r.cards.clone()).unwrap_or_default();
+    let mut decisions_closed = before.is_some_and(|r| r.decisions_closed);
     for e in events {
         match e {
             Event::SpinInvalid { reason, .. } => {
@@ -1231,7 +1384,94 @@ fn outcome_body(round: &str, events: &[Event]) -> RoundOutcome {
                 body.refunds = Some(refunds.clone());
                 body.refund_minor = Some(*refund_minor);
             }
+            Event::CardDealt { to, card, .. } => {
+                let c = CardRecord {
+                    to: *to,
+                    card: *card,
+                };
+                cards.push(c);
+                body.cards.get_or_insert_with(Vec::new).push(c);
+            }
+            Event::Misdeal {
+                reason,
+                clause,
+                discarded,
+                ..
+            } => {
+                cards.clear();
+                body.misdeal = Some(MisdealNotice {
+                    reason: reason.clone(),
+                    clause: clause.clone(),
+                    discarded: discarded.clone(),
+                });
+            }
+            Event::DecisionsOpened {
+                deadline, players, ..
+            } => {
+                body.phase = Some(Phase::Decisions);
+                body.decision_deadline = Some(*deadline);
+                body.decisions_pending = Some(players.clone());
+            }
+            Event::DecisionTaken {
+                player,
+                decision,
+                automatic,
+                reason,
+                bet,
+                stake_minor,
+                ..
+            } => body
+                .decisions
+                .get_or_insert_with(Vec::new)
+                .push(DecisionResult::Taken {
+                    player: player.clone(),
+                    decision: decision.clone(),
+                    automatic: *automatic,
+                    reason: reason.clone(),
+                    bet: bet.clone(),
+                    stake_minor: *stake_minor,
+                }),
+            Event::EventRefused { event, refusal, .. }
+                if event.get("type").and_then(Value::as_str) == Some("decision") =>
+            {
+                body.decisions
+                    .get_or_insert_with(Vec::new)
+                    .push(DecisionResult::Refused {
+                        player: event
+                            .get("player")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string(),
+                        code: refusal.code.clone(),
+                        detail: refusal.message.clone(),
+                        plan: refusal.plan.clone(),
+                        clause: refusal.clause.clone(),
+                    })
+            }
+            Event::DecisionsClosed { .. } => {
+                decisions_closed = true;
+                body.phase = Some(Phase::BettingClosed);
+            }
+            Event::OutcomeRecorded { outcome, .. } => body.outcome = Some(outcome.clone()),
+            Event::BetRefunded {
+                bet,
+                player,
+                refund_minor,
+                ..
+            } => body.bet_refunds.get_or_insert_with(Vec::new).push(Refund {
+                bet: bet.clone(),
+                player: player.clone(),
+                refund_minor: *refund_minor,
+            }),
             _ => {}
+        }
+    }
+    // Card games: what the dealer system deals next.
+    if let Some(t) = before.and_then(|r| state.tables.get(&r.table)) {
+        if let Ok(eng) = crate::round::Engine::new(&t.loaded.plan) {
+            if eng.deals_cards() && body.phase != Some(Phase::Voided) {
+                body.next = eng.next(&cards, decisions_closed).ok();
+            }
         }
     }
     body
@@ -1253,9 +1493,16 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
         Event::TableOpened { table, .. } | Event::TableClosed { table, .. } => {
             (Some(table), None, None)
         }
-        Event::PlayerDisconnected { table, .. } | Event::PlayerReconnected { table, .. } => {
-            (Some(table), None, None)
-        }
+        Event::PlayerDisconnected { table, .. }
+        | Event::PlayerReconnected { table, .. }
+        | Event::ShoeShuffled { table, .. }
+        | Event::ShoeChanged { table, .. } => (Some(table), None, None),
+        Event::BetRefunded { round, bet, .. } => (round.split('.').next(), Some(round), Some(bet)),
+        Event::DecisionTaken {
+            round,
+            bet: Some(bet),
+            ..
+        } => (round.split('.').next(), Some(round), Some(bet)),
         Event::CommandRefused { table, round, .. } => (table.as_deref(), round.as_deref(), None),
         Event::RoundOpened { round, table, .. } => (Some(table), Some(round), None),
         Event::BetAccepted { bet, round, .. } => (round.split('.').next(), Some(round), Some(bet)),
@@ -1265,7 +1512,13 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
         | Event::EventRefused { round, .. }
         | Event::ResultRecorded { round, .. }
         | Event::RoundSettled { round, .. }
-        | Event::RoundVoided { round, .. } => (round.split('.').next(), Some(round), None),
+        | Event::RoundVoided { round, .. }
+        | Event::CardDealt { round, .. }
+        | Event::Misdeal { round, .. }
+        | Event::DecisionsOpened { round, .. }
+        | Event::DecisionTaken { round, .. }
+        | Event::DecisionsClosed { round, .. }
+        | Event::OutcomeRecorded { round, .. } => (round.split('.').next(), Some(round), None),
     };
     if let Some(t) = table {
         e = e.table(t);

@@ -10,9 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::games::roulette::Placement;
 use crate::plan::model::Mode;
-use crate::round::{BetSettlement, Phase, Refund};
+use crate::round::{BetSettlement, CardRecord, Next, Phase, Refund};
 
 // ----- errors ------------------------------------------------------------------------------
 
@@ -250,9 +249,11 @@ pub enum BetResult {
         player: String,
         /// The total stake at risk (all components).
         stake_minor: i64,
-        /// The spots the bet lies on: one for a simple bet, one per component of an announced,
-        /// Neighbours or complete bet.
-        placements: Vec<Placement>,
+        /// What the bet holds: roulette, the spots it lies on (one for a simple bet, one per
+        /// component of an announced, Neighbours or complete bet); card games, the bet type
+        /// (and Egalite total) with its stake (a Casino Hold'em Call Blind places two).
+        #[schema(value_type = Vec<Object>)]
+        placements: Value,
     },
     /// Logged refusal, with the plan rule that refused it.
     Refused {
@@ -309,6 +310,79 @@ pub struct RoundOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub refund_minor: Option<i64>,
+    /// Card games: the cards this request dealt (live: as reported; RNG: as drawn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub cards: Option<Vec<CardRecord>>,
+    /// Card games: what the deal expects next (a card to a position, the players' decisions,
+    /// or nothing: `complete`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub next: Option<Next>,
+    /// Card games: the result read from the complete deal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, value_type = Object)]
+    pub outcome: Option<Value>,
+    /// A misdeal: the deal so far is void and dealt again; the bets stand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub misdeal: Option<MisdealNotice>,
+    /// The players' decisions taken by this request (automatic ones included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub decisions: Option<Vec<DecisionResult>>,
+    /// The decision time opened by this request: players decide until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub decision_deadline: Option<DateTime<Utc>>,
+    /// The players who owe a decision (when the decision time opens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub decisions_pending: Option<Vec<String>>,
+    /// Bets whose stakes were returned by this request (a disconnect before betting closed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub bet_refunds: Option<Vec<Refund>>,
+}
+
+/// A deal declared void and dealt again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MisdealNotice {
+    pub reason: String,
+    /// The plan's rule that re-deals.
+    pub clause: String,
+    pub discarded: Vec<CardRecord>,
+}
+
+/// One player's decision, taken or refused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "status", rename_all = "snake_case", deny_unknown_fields)]
+pub enum DecisionResult {
+    Taken {
+        player: String,
+        #[schema(value_type = String, example = "call")]
+        decision: Value,
+        /// The plan's automatic decision (time-out or disconnect).
+        automatic: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        reason: Option<String>,
+        /// The bet a call placed, and its stake (to debit from the player's wallet).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        bet: Option<String>,
+        stake_minor: i64,
+    },
+    Refused {
+        player: String,
+        code: String,
+        detail: String,
+        #[schema(required = true)]
+        plan: Option<String>,
+        #[schema(required = true)]
+        clause: Option<String>,
+    },
 }
 
 /// A spin the plan's valid-spin rule rejects.
@@ -337,6 +411,28 @@ pub struct ConnectionReply {
     pub table: String,
     pub player: String,
     pub connected: bool,
+    /// Stakes returned by the plan's disconnect policy (a player disconnected before betting
+    /// closes, where the plan returns the stake): credit them to the player's wallet.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refunds: Vec<Refund>,
+    /// Pending decisions the plan took for the player at once (Casino Hold'em: fold).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub automatic_decisions: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// `200` to `POST /v1/tables/{table}/shoe`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShoeReply {
+    pub table: String,
+    /// `shuffle` or `change`.
+    pub action: String,
+    /// Cards that had come out of the shoe since the previous shuffle.
+    pub cards_seen_before: u32,
 }
 
 // ----- reads -------------------------------------------------------------------------------

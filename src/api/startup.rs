@@ -82,6 +82,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(tables::place_bets)
         .service(tables::post_event)
         .service(tables::void_round)
+        .service(tables::post_decisions)
+        .service(tables::shoe)
         .service(tables::get_settlement)
         .service(tables::recall)
         .service(audit::entries)

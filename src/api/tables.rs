@@ -12,14 +12,14 @@ use utoipa::ToSchema;
 use super::auth::Caller;
 use super::dto::{
     BetsReply, BetsRequest, ConnectionReply, IdempotencyKey, LoggedEntry, ProblemDocument, Recall,
-    RoundOpenedReply, RoundOutcome, SettledRound, SettlementDocument, TableClosedReply,
+    RoundOpenedReply, RoundOutcome, SettledRound, SettlementDocument, ShoeReply, TableClosedReply,
     TableOpenedReply, VoidedRound,
 };
 use super::problem::Problem;
 use super::startup::AppState;
 use crate::plan::canonical::hex;
 use crate::plan::model::Mode;
-use crate::round::{RoundState, TableState};
+use crate::round::{CardRecord, RoundState, TableState};
 use crate::service::{Command, Idempotency, Reply};
 
 /// Longest accepted Idempotency-Key.
@@ -98,8 +98,8 @@ pub struct OpenTable {
 
 /// Opens a table bound to a plan version.
 ///
-/// Roles: **operator** (the table belongs to the key's operator). Only roulette plans can be
-/// played so far (`family_not_supported` otherwise).
+/// Roles: **operator** (the table belongs to the key's operator). Roulette, baccarat, Top Card
+/// and Casino Hold'em plans can be played so far (`family_not_supported` otherwise).
 #[utoipa::path(
     tag = "tables",
     security(("api_key" = [])),
@@ -371,8 +371,10 @@ pub async fn place_bets(
     .await
 }
 
-/// A dealer event. `type` is `close_betting`, `spin` (live: `number`, `ball_against_rotation`,
-/// `ball_revolutions`) or `draw` (RNG: pitboss draws from the committed seed).
+/// A dealer event. `type` is `close_betting`; for roulette `spin` (live: `number`,
+/// `ball_against_rotation`, `ball_revolutions`) or `draw` (RNG: pitboss draws from the
+/// committed seed); for card games `cards` (live), `draw`/`deal` (RNG), `misdeal` and
+/// `close_decisions`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DealerEvent {
@@ -385,8 +387,20 @@ pub enum DealerEvent {
         ball_against_rotation: bool,
         ball_revolutions: u8,
     },
-    /// RNG mode: pitboss draws the result from the round's committed seed.
+    /// RNG mode: pitboss draws the result from the round's committed seed (roulette), or
+    /// deals from it up to the players' decisions or the end of the round (card games).
     Draw,
+    /// RNG card games: the same as `draw`.
+    Deal,
+    /// Live card games: the cards the dealer system saw dealt, in dealing order, each with
+    /// its position. All are accepted or none is.
+    Cards { cards: Vec<CardRecord> },
+    /// Live card games: the dealer declares the deal void (a card damaged, dealt incorrectly
+    /// or not clearly visible); where the plan re-deals, the bets stand for the new deal.
+    Misdeal { reason: String },
+    /// Ends the players' decision time (after the deadline, or once every player decided):
+    /// the plan's automatic decision for every player who has not decided.
+    CloseDecisions,
 }
 
 /// Posts a dealer event: close betting, a live spin, or an RNG draw.
@@ -403,17 +417,20 @@ pub enum DealerEvent {
         examples(
             ("close_betting" = (summary = "Close betting", value = json!({"type": "close_betting"}))),
             ("spin" = (summary = "Live spin", value = json!({"type": "spin", "number": 17, "ball_against_rotation": true, "ball_revolutions": 5}))),
-            ("draw" = (summary = "RNG draw", value = json!({"type": "draw"}))),
+            ("draw" = (summary = "RNG draw or deal", value = json!({"type": "draw"}))),
+            ("cards" = (summary = "Live cards (baccarat)", value = json!({"type": "cards", "cards": [{"to": "player_1", "card": "9H"}, {"to": "banker_1", "card": "KS"}, {"to": "player_2", "card": "TC"}, {"to": "banker_2", "card": "7D"}]}))),
+            ("misdeal" = (summary = "Misdeal (Top Card re-deal)", value = json!({"type": "misdeal", "reason": "the Away card was damaged"}))),
+            ("close_decisions" = (summary = "End the decision time", value = json!({"type": "close_decisions"}))),
         ),
     ),
     responses(
-        (status = 200, description = "`close_betting`: `round` and `phase` (`betting_closed`) only. `spin` or `draw`: an invalid spin (`spin`, the round stays `betting_closed`), or the settlement (`result`, `settlements`, …).", body = RoundOutcome),
+        (status = 200, description = "`close_betting`: `round` and `phase` (`betting_closed`) only. `spin` or `draw` (roulette): an invalid spin (`spin`, the round stays `betting_closed`), or the settlement (`result`, `settlements`, …). Card games: the `cards` dealt, what comes `next`, the decision time opened (`decision_deadline`, `decisions_pending`), a `misdeal`, or the `outcome` and the settlement.", body = RoundOutcome),
         (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 409, description = "`out_of_order`, `betting_open`, `betting_closed`, `wrong_mode` or `not_rng`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 422, description = "An illegal value (`invalid_number`…), a settlement the plan forbids (`max_win_exceeded`), or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`out_of_order`, `betting_open`, `betting_closed`, `wrong_mode`, `not_rng` or `decisions_open`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "An illegal value (`invalid_number`…), a card the rules or the shoe refuse (`wrong_position`, `deal_complete`, `card_not_in_shoe`, `duplicate_card`, …; nothing of the request is recorded and the round waits for the right card or a void), `misdeal_not_in_plan`, a settlement the plan forbids (`max_win_exceeded`), or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
@@ -439,7 +456,10 @@ pub async fn post_event(
             ball_against_rotation,
             ball_revolutions,
         },
-        DealerEvent::Draw => Command::Draw { round },
+        DealerEvent::Draw | DealerEvent::Deal => Command::Draw { round },
+        DealerEvent::Cards { cards } => Command::Cards { round, cards },
+        DealerEvent::Misdeal { reason } => Command::Misdeal { round, reason },
+        DealerEvent::CloseDecisions => Command::CloseDecisions { round },
     };
     run(&state, &caller, &req, &body, command).await
 }
@@ -481,6 +501,131 @@ pub async fn void_round(
         Command::Void {
             round: path.into_inner(),
             reason: b.reason,
+        },
+    )
+    .await
+}
+
+/// The players' decisions.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"decisions": [{"player": "p1", "decision": "call"}, {"player": "p2", "decision": "fold"}]}))]
+pub struct DecisionsRequest {
+    /// 1–500 decisions, each `{"player": …, "decision": …}` (Casino Hold'em: `call` or `fold`).
+    pub decisions: Vec<PlayerDecision>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlayerDecision {
+    pub player: String,
+    #[schema(value_type = String, example = "call")]
+    pub decision: Value,
+}
+
+/// Posts players' decisions (Casino Hold'em: call or fold after the flop).
+///
+/// Each decision is taken or refused on its own (`decisions` in the reply); a call places the
+/// Call (`call_multiple` × the Ante) as a further bet of the player, to debit from the wallet.
+/// A decision after the deadline is refused (`decision_too_late`): the plan's automatic
+/// decision applies. Once every player has decided, the decision time closes. Roles:
+/// **operator**, own tables only.
+#[utoipa::path(
+    tag = "rounds",
+    security(("api_key" = [])),
+    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1"), IdempotencyKey),
+    request_body = DecisionsRequest,
+    responses(
+        (status = 200, description = "Each decision taken or refused, in request order (`decisions`); `phase` is `betting_closed` once the decision time closed.", body = RoundOutcome),
+        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`out_of_order`: no decision time is open.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "`bad_decision_count` or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
+#[post("/v1/rounds/{round}/decisions")]
+pub async fn post_decisions(
+    state: web::Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
+    let b: DecisionsRequest = parse(&body)?;
+    run(
+        &state,
+        &caller,
+        &req,
+        &body,
+        Command::Decisions {
+            round: path.into_inner(),
+            decisions: b
+                .decisions
+                .into_iter()
+                .map(|d| (d.player, d.decision))
+                .collect(),
+        },
+    )
+    .await
+}
+
+/// What the dealer did with the table's shoe.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"action": "shuffle"}))]
+pub struct ShoeAction {
+    /// `shuffle` (the same cards, shuffled) or `change` (a new shoe).
+    pub action: ShoeActionKind,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ShoeActionKind {
+    Shuffle,
+    Change,
+}
+
+/// Logs a shuffle or a change of the table's shoe (live card games).
+///
+/// pitboss counts every card dealt from the shoe since the last shuffle and refuses a card the
+/// shoe can no longer hold (`card_not_in_shoe`); a shuffle or a new shoe makes every card
+/// available again. Not while a round is being dealt. Roles: **operator**, own tables only.
+#[utoipa::path(
+    tag = "tables",
+    security(("api_key" = [])),
+    params(("table" = String, Path, description = "The table id."), IdempotencyKey),
+    request_body = ShoeAction,
+    responses(
+        (status = 200, description = "Logged.", body = ShoeReply),
+        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`out_of_order`: a round is being dealt.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "`no_shoe` (an RNG table or a game without cards) or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
+#[post("/v1/tables/{table}/shoe")]
+pub async fn shoe(
+    state: web::Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
+    let b: ShoeAction = parse(&body)?;
+    run(
+        &state,
+        &caller,
+        &req,
+        &body,
+        Command::Shoe {
+            table: path.into_inner(),
+            change: matches!(b.action, ShoeActionKind::Change),
         },
     )
     .await

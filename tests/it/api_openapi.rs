@@ -574,7 +574,7 @@ fn operator_commands_declare_the_idempotency_key_the_server_demands() {
             "POST {path} without an Idempotency-Key: {b}"
         );
     }
-    assert_eq!(commands, 7, "the operator commands");
+    assert_eq!(commands, 9, "the operator commands");
     // And those without it need none.
     let (s, b) = api.call(
         "POST",
@@ -882,6 +882,108 @@ fn real_requests_and_responses_match_the_spec() {
     assert_eq!(event(&rng_round, spin(7, true, 4)).0, 409, "wrong_mode");
     let (s, b) = event(&rng_round, json!({"type": "draw"}));
     assert!(s == 200 && b["rng_seed"].is_string(), "{b}");
+
+    // Card games: a live Casino Hold'em round with a decision, an RNG one, and a baccarat
+    // table's shoe.
+    assert_eq!(
+        open(
+            op1,
+            json!({"table": "h-live", "plan": "evolution-casino-holdem@1", "mode": "live"})
+        )
+        .0,
+        201
+    );
+    let h = round_of("h-live");
+    let (s, placed) = bets(
+        &h,
+        json!([
+            {"player": "p1", "bet": "ante", "stake_minor": 1000},
+            {"player": "p2", "bet": "ante", "stake_minor": 1000},
+            {"player": "p2", "bet": "bonus", "stake_minor": 500}
+        ]),
+    );
+    assert_eq!((s, placed["accepted"].as_u64()), (200, Some(3)), "{placed}");
+    assert_eq!(event(&h, json!({"type": "close_betting"})).0, 200);
+    let card = |to: &str, c: &str| json!({"to": to, "card": c});
+    let (s, b) = event(
+        &h,
+        json!({"type": "cards", "cards": [
+            card("player", "AS"), card("dealer", "2C"), card("player", "AD"),
+            card("dealer", "7H"), card("board", "AH"), card("board", "9C"), card("board", "4D")
+        ]}),
+    );
+    assert_eq!((s, b["phase"].as_str()), (200, Some("decisions")), "{b}");
+    let decide = |round: &str, d: Value| {
+        api.command(
+            "/v1/rounds/{round}/decisions",
+            &[round],
+            op1,
+            json!({ "decisions": d }),
+        )
+    };
+    let (s, b) = decide(
+        &h,
+        json!([{"player": "p1", "decision": "call"}, {"player": "p2", "decision": "fold"}, {"player": "p9", "decision": "call"}]),
+    );
+    assert_eq!(
+        (s, b["phase"].as_str()),
+        (200, Some("betting_closed")),
+        "{b}"
+    );
+    assert_eq!(b["decisions"][2]["code"], "no_decision_owed", "{b}");
+    assert_eq!(
+        decide(&h, json!([{"player": "p1", "decision": "call"}])).0,
+        409,
+        "no decision time is open"
+    );
+    note("POST", "/v1/rounds/{round}/decisions");
+    let (s, b) = event(
+        &h,
+        json!({"type": "cards", "cards": [card("board", "KD"), card("board", "3S")]}),
+    );
+    assert_eq!((s, b["phase"].as_str()), (200, Some("settled")), "{b}");
+    assert_eq!(
+        open(
+            op1,
+            json!({"table": "h-rng", "plan": "synot-casino-holdem@1", "mode": "rng"})
+        )
+        .0,
+        201
+    );
+    let hr = round_of("h-rng");
+    assert_eq!(
+        bets(
+            &hr,
+            json!([{"player": "p1", "bet": "call_blind", "stake_minor": 2000}])
+        )
+        .0,
+        200
+    );
+    assert_eq!(event(&hr, json!({"type": "close_betting"})).0, 200);
+    let (s, b) = event(&hr, json!({"type": "deal"}));
+    assert_eq!((s, b["phase"].as_str()), (200, Some("settled")), "{b}");
+    assert_eq!(
+        open(
+            op1,
+            json!({"table": "b-live", "plan": "synot-baccarat@1", "mode": "live"})
+        )
+        .0,
+        201
+    );
+    let shoe = |table: &str, action: &str| {
+        api.command(
+            "/v1/tables/{table}/shoe",
+            &[table],
+            op1,
+            json!({ "action": action }),
+        )
+    };
+    let (s, b) = shoe("b-live", "shuffle");
+    assert_eq!((s, b["cards_seen_before"].as_u64()), (200, Some(0)), "{b}");
+    assert_eq!(shoe("b-live", "change").0, 200);
+    assert_eq!(shoe("t-live", "shuffle").0, 422, "no_shoe");
+    assert_eq!(shoe("nope", "shuffle").0, 404);
+    note("POST", "/v1/tables/{table}/shoe");
 
     // A voided round, and one not settled.
     let void_round = round_of("t-live");

@@ -1,0 +1,2083 @@
+//! The round lifecycle, general for every game, as an event-sourced state machine.
+//!
+//! `decide_*` functions take the state and a command (with the server's time and any random
+//! draw as inputs) and return the events that happen, or a [`Refusal`]. [`State::apply`] folds
+//! one event into the state. The service writes each event as an audit-log entry before it
+//! acknowledges anything, and rebuilds the state after a restart by applying the logged events
+//! in order: the log is the event source. Applying a `round_settled` event re-derives the
+//! settlement from the round's bets and result with the plan, and refuses a log whose recorded
+//! settlement differs, so a replay proves every settlement.
+//!
+//! Nothing here does I/O, reads a clock or draws randomness.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::cards::{Card, Shoe};
+use crate::games::roulette::SpinValidity;
+use crate::games::{Payout, Refusal};
+use crate::plan::model::Mode;
+use crate::plan::rules::Family;
+use crate::plan::{LoadedPlan, PlanSet};
+
+pub mod game;
+
+pub use game::{CardRecord, Engine, Next, Placements, Position};
+
+/// Upper bounds on everything a request can grow (TigerBeetle style: a limit on everything).
+pub const MAX_BETS_PER_REQUEST: usize = 500;
+pub const MAX_BETS_PER_ROUND: usize = 100_000;
+pub const MAX_ID_LEN: usize = 64;
+/// Cards in one dealer-system request (a whole baccarat coup is six).
+pub const MAX_CARDS_PER_REQUEST: usize = 16;
+
+/// An id chosen by the operator (table, player): 1–64 of `a-z A-Z 0-9 _ -`.
+pub fn check_id(what: &str, id: &str) -> Result<(), Refusal> {
+    let ok = !id.is_empty()
+        && id.len() <= MAX_ID_LEN
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(Refusal::new(
+            "bad_id",
+            format!(
+                "{what} id {id:?} must be 1–{MAX_ID_LEN} characters of a-z, A-Z, 0-9, '_' and '-'"
+            ),
+        ))
+    }
+}
+
+/// Everything that can happen, as logged. The entry's `kind` is the variant name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Event {
+    /// A plan version admitted into the service (logged once per content hash).
+    PlanLoaded {
+        plan: String,
+        sha256: String,
+    },
+    TableOpened {
+        table: String,
+        operator: String,
+        plan: String,
+        plan_sha256: String,
+        mode: Mode,
+    },
+    TableClosed {
+        table: String,
+        reason: String,
+    },
+    RoundOpened {
+        round: String,
+        table: String,
+        number: u64,
+        opened_at: DateTime<Utc>,
+        betting_deadline: DateTime<Utc>,
+        /// SHA-256 of the RNG seed, hex (RNG mode): committed before any bet is taken.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rng_commitment: Option<String>,
+    },
+    BetAccepted {
+        bet: String,
+        round: String,
+        player: String,
+        request: Value,
+        /// The family's placements (see [`Placements`]).
+        placements: Value,
+        stake_minor: i64,
+    },
+    BetRefused {
+        round: String,
+        player: String,
+        request: Value,
+        refusal: Refusal,
+    },
+    BettingClosed {
+        round: String,
+        at: DateTime<Utc>,
+        /// `dealer` (announced) or `deadline` (the window ran out).
+        reason: String,
+    },
+    /// A result that the plan's valid-round rule rejects: the dealer spins again.
+    SpinInvalid {
+        round: String,
+        ball_against_rotation: bool,
+        ball_revolutions: u8,
+        reason: String,
+    },
+    /// A dealer event refused (out of order, illegal value), with the reason.
+    EventRefused {
+        round: String,
+        event: Value,
+        refusal: Refusal,
+    },
+    ResultRecorded {
+        round: String,
+        number: u8,
+        /// `live` (reported by the dealer system) or `rng` (drawn by pitboss).
+        source: Mode,
+    },
+    RoundSettled {
+        round: String,
+        settlements: Vec<BetSettlement>,
+        stake_minor: i64,
+        paid_minor: i64,
+        /// The RNG seed, hex, revealed now that the round is settled (RNG mode).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rng_seed: Option<String>,
+    },
+    RoundVoided {
+        round: String,
+        reason: String,
+        refunds: Vec<Refund>,
+        refund_minor: i64,
+    },
+    PlayerDisconnected {
+        table: String,
+        player: String,
+    },
+    PlayerReconnected {
+        table: String,
+        player: String,
+    },
+    /// A bet's stake returned before the round is settled: the player was disconnected
+    /// before betting closed, and the plan returns the stake then
+    /// (`policies.disconnect.refund_if_disconnected_before_betting_closes`).
+    BetRefunded {
+        round: String,
+        bet: String,
+        player: String,
+        refund_minor: i64,
+        reason: String,
+        clause: String,
+    },
+    /// A card dealt, reported by the dealer system (live) or drawn by pitboss (RNG), and
+    /// accepted by the rules.
+    CardDealt {
+        round: String,
+        to: Position,
+        card: Card,
+        source: Mode,
+    },
+    /// The round's cards so far are void and the dealer deals again; bets stand (Top Card's
+    /// valid-round rule). The discarded cards stay out of the shoe.
+    Misdeal {
+        round: String,
+        reason: String,
+        clause: String,
+        discarded: Vec<CardRecord>,
+    },
+    /// The dealer shuffled the table's shoe: every card can come again.
+    ShoeShuffled {
+        table: String,
+        cards_seen: u32,
+    },
+    /// A new shoe replaced the table's shoe.
+    ShoeChanged {
+        table: String,
+        cards_seen: u32,
+    },
+    /// The players' decision time starts; an undecided player gets the plan's automatic
+    /// decision after `deadline`.
+    DecisionsOpened {
+        round: String,
+        deadline: DateTime<Utc>,
+        /// The players who owe a decision.
+        players: Vec<String>,
+    },
+    /// A player's decision, or the plan's automatic decision for a player who did not
+    /// decide in time or was disconnected. A call places a further bet (`bet`).
+    DecisionTaken {
+        round: String,
+        player: String,
+        decision: Value,
+        automatic: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bet: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        placements: Option<Value>,
+        stake_minor: i64,
+    },
+    DecisionsClosed {
+        round: String,
+        at: DateTime<Utc>,
+        /// `all_decided`, `deadline` or `dealer`.
+        reason: String,
+    },
+    /// The result of a complete deal, read by the rules (card games).
+    OutcomeRecorded {
+        round: String,
+        outcome: Value,
+        source: Mode,
+    },
+    /// Any other operator command refused (opening a table or round, a void, …): what was
+    /// asked, of which table or round, and why not.
+    CommandRefused {
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        table: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        round: Option<String>,
+        refusal: Refusal,
+    },
+}
+
+impl Event {
+    /// Every kind an event is logged as (see [`Event::kind`]).
+    pub const KINDS: &'static [&'static str] = &[
+        "plan_loaded",
+        "table_opened",
+        "table_closed",
+        "round_opened",
+        "bet_accepted",
+        "bet_refused",
+        "betting_closed",
+        "spin_invalid",
+        "event_refused",
+        "result_recorded",
+        "round_settled",
+        "round_voided",
+        "player_disconnected",
+        "player_reconnected",
+        "command_refused",
+        "bet_refunded",
+        "card_dealt",
+        "misdeal",
+        "shoe_shuffled",
+        "shoe_changed",
+        "decisions_opened",
+        "decision_taken",
+        "decisions_closed",
+        "outcome_recorded",
+    ];
+
+    /// The audit entry kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::PlanLoaded { .. } => "plan_loaded",
+            Event::TableOpened { .. } => "table_opened",
+            Event::TableClosed { .. } => "table_closed",
+            Event::RoundOpened { .. } => "round_opened",
+            Event::BetAccepted { .. } => "bet_accepted",
+            Event::BetRefused { .. } => "bet_refused",
+            Event::BettingClosed { .. } => "betting_closed",
+            Event::SpinInvalid { .. } => "spin_invalid",
+            Event::EventRefused { .. } => "event_refused",
+            Event::ResultRecorded { .. } => "result_recorded",
+            Event::RoundSettled { .. } => "round_settled",
+            Event::RoundVoided { .. } => "round_voided",
+            Event::PlayerDisconnected { .. } => "player_disconnected",
+            Event::PlayerReconnected { .. } => "player_reconnected",
+            Event::CommandRefused { .. } => "command_refused",
+            Event::BetRefunded { .. } => "bet_refunded",
+            Event::CardDealt { .. } => "card_dealt",
+            Event::Misdeal { .. } => "misdeal",
+            Event::ShoeShuffled { .. } => "shoe_shuffled",
+            Event::ShoeChanged { .. } => "shoe_changed",
+            Event::DecisionsOpened { .. } => "decisions_opened",
+            Event::DecisionTaken { .. } => "decision_taken",
+            Event::DecisionsClosed { .. } => "decisions_closed",
+            Event::OutcomeRecorded { .. } => "outcome_recorded",
+        }
+    }
+
+    /// The payload as logged: the event's fields without `kind` (which the entry carries).
+    pub fn payload(&self) -> Value {
+        let mut v = serde_json::to_value(self).expect("events serialise");
+        if let Value::Object(m) = &mut v {
+            m.remove("kind");
+        }
+        v
+    }
+
+    /// Reads an event back from an entry's kind and payload.
+    pub fn from_entry(kind: &str, payload: &Value) -> Result<Event, String> {
+        let mut v = payload.clone();
+        match &mut v {
+            Value::Object(m) => {
+                m.insert("kind".into(), Value::String(kind.to_string()));
+            }
+            _ => return Err(format!("{kind}: payload is not an object")),
+        }
+        serde_json::from_value(v).map_err(|e| format!("{kind}: {e}"))
+    }
+}
+
+/// One bet's settlement as logged and as returned to the operator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct BetSettlement {
+    pub bet: String,
+    pub player: String,
+    pub stake_minor: i64,
+    pub returned_minor: i64,
+    pub win_minor: i64,
+    /// What the player's wallet is credited: returned stake plus winnings.
+    pub total_minor: i64,
+    pub components: Vec<Payout>,
+    /// Every bet this settlement covers, when it is more than `bet` (Casino Hold'em settles a
+    /// player's hand: the Ante, side bets and the Call together).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bets: Vec<String>,
+    /// The engine's reading of the hand (Casino Hold'em: result, hand ranks, qualification).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>, nullable = false)]
+    pub detail: Option<Value>,
+}
+
+/// One bet's stake returned by a void.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Refund {
+    pub bet: String,
+    pub player: String,
+    pub refund_minor: i64,
+}
+
+/// Where a round is in its lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Betting,
+    /// Betting is closed; the result or the cards are awaited.
+    BettingClosed,
+    /// The players decide (Casino Hold'em after the flop) until the decision deadline.
+    Decisions,
+    Settled,
+    Voided,
+}
+
+/// An accepted bet: the request as sent (without `player`) and where it lies.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct BetRecord {
+    pub bet: String,
+    pub player: String,
+    #[schema(value_type = Object)]
+    pub request: Value,
+    #[schema(value_type = Vec<Object>)]
+    pub placements: Placements,
+    pub stake_minor: i64,
+    /// The stake was returned before settlement (a disconnect before betting closed): the bet
+    /// takes no further part in the round.
+    pub refunded: bool,
+}
+
+/// A player's decision, as the round holds it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct DecisionRecord {
+    pub player: String,
+    #[schema(value_type = String, example = "call")]
+    pub decision: Value,
+    /// Taken by the plan's rule (time-out or disconnect), not by the player.
+    pub automatic: bool,
+    /// The bet the decision placed (a Call).
+    #[schema(required = true)]
+    pub bet: Option<String>,
+}
+
+/// The table's shoe (live card games): which cards have come out since the last shuffle.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ShoeState {
+    #[schema(value_type = Object)]
+    pub shoe: Shoe,
+    /// Cards dealt since the last shuffle (misdealt cards included: they are not returned).
+    pub cards_seen: u32,
+    pub cards_left: u32,
+    /// The shoe is kept from round to round (false: a fresh deck every round).
+    pub persists: bool,
+    #[serde(skip)]
+    pub seen: std::collections::HashMap<Card, u16>,
+}
+
+impl ShoeState {
+    fn new(shoe: Shoe, persists: bool) -> ShoeState {
+        ShoeState {
+            shoe,
+            cards_seen: 0,
+            cards_left: u32::try_from(shoe.total_cards()).unwrap_or(u32::MAX),
+            persists,
+            seen: Default::default(),
+        }
+    }
+
+    fn reset(&mut self) {
+        *self = ShoeState::new(self.shoe, self.persists);
+    }
+
+    /// Whether the shoe can still give `card`.
+    fn holds(&self, card: Card) -> bool {
+        let seen = self.seen.get(&card).copied().unwrap_or(0);
+        seen < u16::from(self.shoe.copies_of(card))
+    }
+
+    fn take(&mut self, card: Card) {
+        *self.seen.entry(card).or_default() += 1;
+        self.cards_seen += 1;
+        self.cards_left = self.cards_left.saturating_sub(1);
+    }
+}
+
+/// A round as readers see it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct RoundState {
+    pub round: String,
+    pub table: String,
+    pub number: u64,
+    pub phase: Phase,
+    pub opened_at: DateTime<Utc>,
+    pub betting_deadline: DateTime<Utc>,
+    /// RNG mode: SHA-256 (hex) of the committed seed; `null` in live mode.
+    #[schema(required = true)]
+    pub rng_commitment: Option<String>,
+    pub bets: Vec<BetRecord>,
+    /// The winning number once the round is settled.
+    #[schema(required = true)]
+    pub result: Option<u8>,
+    pub invalid_spins: u32,
+    /// Card games: the cards dealt so far, in dealing order (after the last misdeal).
+    pub cards: Vec<CardRecord>,
+    /// Card games: the result read from the complete deal.
+    #[schema(required = true, value_type = Option<Object>)]
+    pub outcome: Option<Value>,
+    /// Card games: deals voided and dealt again.
+    pub misdeals: u32,
+    /// Players' decisions (Casino Hold'em), in the order taken.
+    pub decisions: Vec<DecisionRecord>,
+    /// The players who still owe a decision, while the decision time runs.
+    pub decisions_pending: Vec<String>,
+    #[schema(required = true)]
+    pub decision_deadline: Option<DateTime<Utc>>,
+    /// The decision time is over (or the game has none yet to come).
+    pub decisions_closed: bool,
+    #[schema(required = true)]
+    pub settlements: Option<Vec<BetSettlement>>,
+    #[schema(required = true)]
+    pub refunds: Option<Vec<Refund>>,
+}
+
+/// A table as readers see it.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct TableState {
+    pub table: String,
+    pub operator: String,
+    pub plan: String,
+    pub mode: Mode,
+    pub open: bool,
+    pub rounds: u64,
+    /// The round in progress, if any (at most one per table).
+    #[schema(required = true)]
+    pub current_round: Option<String>,
+    pub disconnected: BTreeSet<String>,
+    /// Card games in live mode: the shoe as the dealt cards have used it.
+    #[schema(required = true)]
+    pub shoe: Option<ShoeState>,
+    #[serde(skip)]
+    pub loaded: Arc<LoadedPlan>,
+}
+
+/// The whole domain state: rebuilt from the log at start.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    pub tables: BTreeMap<String, TableState>,
+    pub rounds: BTreeMap<String, RoundState>,
+    /// Plan hashes already logged as `plan_loaded`.
+    pub plans_logged: BTreeMap<String, String>,
+}
+
+fn refuse(code: &str, message: impl Into<String>) -> Refusal {
+    Refusal::new(code, message)
+}
+
+/// The engine of a plan's family (see [`game`]).
+fn engine(plan: &LoadedPlan) -> Result<Engine<'_>, Refusal> {
+    Engine::new(&plan.plan)
+}
+
+/// A spin as reported (live) or drawn (RNG).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpinReport {
+    pub number: u8,
+    pub ball_against_rotation: bool,
+    pub ball_revolutions: u8,
+    pub source: Mode,
+    /// The seed, hex, revealed with the settlement of an RNG round.
+    pub rng_seed: Option<String>,
+}
+
+/// Deterministic ids: a replay assigns the same ones.
+pub fn round_id(table: &str, number: u64) -> String {
+    format!("{table}.{number}")
+}
+
+pub fn bet_id(round: &str, index: usize) -> String {
+    format!("{round}.{}", index + 1)
+}
+
+impl State {
+    pub fn table_of_operator(&self, operator: &str, table: &str) -> Result<&TableState, Refusal> {
+        match self.tables.get(table) {
+            Some(t) if t.operator == operator => Ok(t),
+            // Another operator's table is reported as absent: its existence is not theirs to know.
+            _ => Err(refuse("table_not_found", format!("no table {table}"))),
+        }
+    }
+
+    pub fn round_of_operator(&self, operator: &str, round: &str) -> Result<&RoundState, Refusal> {
+        let r = self
+            .rounds
+            .get(round)
+            .ok_or_else(|| refuse("round_not_found", format!("no round {round}")))?;
+        self.table_of_operator(operator, &r.table)
+            .map_err(|_| refuse("round_not_found", format!("no round {round}")))?;
+        Ok(r)
+    }
+
+    fn plan_of_round(&self, round: &RoundState) -> Arc<LoadedPlan> {
+        self.tables[&round.table].loaded.clone()
+    }
+
+    fn family_of_round(&self, round: &str) -> Result<Family, String> {
+        let r = self.rounds.get(round).ok_or("event of an unknown round")?;
+        Ok(self.tables[&r.table].loaded.plan.plan.family)
+    }
+
+    // ----- decisions -------------------------------------------------------------------
+
+    pub fn decide_open_table(
+        &self,
+        plans: &PlanSet,
+        operator: &str,
+        table: &str,
+        plan_ref: &str,
+        mode: Mode,
+    ) -> Result<Vec<Event>, Refusal> {
+        check_id("table", table)?;
+        let r: crate::plan::PlanRef = plan_ref
+            .parse()
+            .map_err(|e: crate::plan::model::PlanRefError| refuse("bad_plan_ref", e.to_string()))?;
+        let loaded = plans
+            .get(&r)
+            .ok_or_else(|| refuse("plan_not_found", format!("no plan {r} is loaded")))?;
+        engine(loaded)?;
+        if !loaded.plan.plan.modes.contains(&mode) {
+            return Err(refuse(
+                "mode_not_allowed",
+                format!("{} does not allow {mode:?} mode", loaded.key()),
+            )
+            .clause("plan.modes"));
+        }
+        if self.tables.contains_key(table) {
+            return Err(refuse(
+                "table_exists",
+                format!("table {table} already exists"),
+            ));
+        }
+        // Every admitted plan was logged (`plan_loaded`) when the service started.
+        Ok(vec![Event::TableOpened {
+            table: table.to_string(),
+            operator: operator.to_string(),
+            plan: loaded.key(),
+            plan_sha256: loaded.hash.clone(),
+            mode,
+        }])
+    }
+
+    pub fn decide_open_round(
+        &self,
+        operator: &str,
+        table: &str,
+        now: DateTime<Utc>,
+        rng_commitment: Option<String>,
+    ) -> Result<Vec<Event>, Refusal> {
+        let t = self.table_of_operator(operator, table)?;
+        if !t.open {
+            return Err(refuse("table_closed", format!("table {table} is closed")));
+        }
+        if let Some(current) = &t.current_round {
+            return Err(refuse(
+                "round_in_progress",
+                format!(
+                    "round {current} of table {table} is not finished: settle or void it first"
+                ),
+            ));
+        }
+        if t.mode == Mode::Rng && rng_commitment.is_none() {
+            return Err(refuse(
+                "rng_commitment_missing",
+                "an RNG round needs a committed seed",
+            ));
+        }
+        let window =
+            i64::try_from(t.loaded.plan.policies.timing.betting_window_ms).unwrap_or(i64::MAX);
+        let number = t.rounds + 1;
+        Ok(vec![Event::RoundOpened {
+            round: round_id(table, number),
+            table: table.to_string(),
+            number,
+            opened_at: now,
+            betting_deadline: now + chrono::Duration::milliseconds(window),
+            rng_commitment: if t.mode == Mode::Rng {
+                rng_commitment
+            } else {
+                None
+            },
+        }])
+    }
+
+    /// Bets on a round: each accepted or refused on its own, in request order.
+    pub fn decide_bets(
+        &self,
+        operator: &str,
+        round: &str,
+        now: DateTime<Utc>,
+        bets: &[(String, Value)],
+    ) -> Result<Vec<Event>, Refusal> {
+        let r = self.round_of_operator(operator, round)?;
+        if bets.is_empty() || bets.len() > MAX_BETS_PER_REQUEST {
+            return Err(refuse(
+                "bad_bet_count",
+                format!(
+                    "a request carries 1–{MAX_BETS_PER_REQUEST} bets, not {}",
+                    bets.len()
+                ),
+            ));
+        }
+        let plan = self.plan_of_round(r);
+        let eng = engine(&plan)?;
+        let table = &self.tables[&r.table];
+        let mut events = Vec::new();
+        let mut phase = r.phase;
+        if phase == Phase::Betting && now > r.betting_deadline {
+            events.push(Event::BettingClosed {
+                round: round.to_string(),
+                at: r.betting_deadline,
+                reason: "deadline".into(),
+            });
+            phase = Phase::BettingClosed;
+        }
+        // Bets accepted earlier in this request; with the round's bets, they count towards the
+        // cumulative limits of a player on one spot. Only the betting player's placements are
+        // gathered: copying every placement of the round for every bet made a request cost
+        // grow with the size of the round (quadratic over a round).
+        let mut accepted: Vec<(&str, Placements)> = Vec::new();
+        let mut next_index = r.bets.len();
+        for (player, request) in bets {
+            let refused = |refusal: Refusal| Event::BetRefused {
+                round: round.to_string(),
+                player: player.clone(),
+                request: request.clone(),
+                refusal,
+            };
+            if let Err(e) = check_id("player", player) {
+                events.push(refused(e));
+                continue;
+            }
+            if phase != Phase::Betting {
+                events.push(refused(
+                    refuse(
+                        "betting_closed",
+                        format!("betting on round {round} is closed"),
+                    )
+                    .clause("betting window"),
+                ));
+                continue;
+            }
+            if table.disconnected.contains(player) {
+                events.push(refused(refuse(
+                    "player_disconnected",
+                    format!("player {player} is disconnected from table {}", r.table),
+                )));
+                continue;
+            }
+            if next_index >= MAX_BETS_PER_ROUND {
+                events.push(refused(refuse(
+                    "round_full",
+                    "the round holds no more bets",
+                )));
+                continue;
+            }
+            let placements = match eng.place(request) {
+                Ok(p) => p,
+                Err(e) => {
+                    events.push(refused(e.with_plan(&plan.key())));
+                    continue;
+                }
+            };
+            let existing = r
+                .bets
+                .iter()
+                .filter(|b| !b.refunded)
+                .map(|b| (b.player.as_str(), &b.placements))
+                .chain(accepted.iter().map(|(p, ps)| (*p, ps)))
+                .filter(|(p, _)| p == player)
+                .map(|(_, ps)| ps);
+            if let Err(e) = eng.check_round(existing, &placements) {
+                events.push(refused(e.with_plan(&plan.key())));
+                continue;
+            }
+            let stake_minor = placements.stake_minor();
+            let bet = bet_id(round, next_index);
+            next_index += 1;
+            events.push(Event::BetAccepted {
+                bet,
+                round: round.to_string(),
+                player: player.clone(),
+                request: request.clone(),
+                placements: placements.to_value(),
+                stake_minor,
+            });
+            accepted.push((player, placements));
+        }
+        Ok(events)
+    }
+
+    pub fn decide_close_betting(
+        &self,
+        operator: &str,
+        round: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Event>, Refusal> {
+        let r = self.round_of_operator(operator, round)?;
+        match r.phase {
+            Phase::Betting => Ok(vec![Event::BettingClosed {
+                round: round.to_string(),
+                at: now.min(r.betting_deadline),
+                reason: if now > r.betting_deadline {
+                    "deadline"
+                } else {
+                    "dealer"
+                }
+                .into(),
+            }]),
+            other => Err(refuse(
+                "out_of_order",
+                format!("round {round} is {other:?}: betting is not open"),
+            )),
+        }
+    }
+
+    /// A spin's result, reported by the dealer system (live) or drawn by pitboss (RNG).
+    pub fn decide_spin(
+        &self,
+        operator: &str,
+        round: &str,
+        spin: &SpinReport,
+    ) -> Result<Vec<Event>, Refusal> {
+        let SpinReport {
+            number,
+            ball_against_rotation,
+            ball_revolutions,
+            source,
+            ref rng_seed,
+        } = *spin;
+        let rng_seed = rng_seed.clone();
+        let r = self.round_of_operator(operator, round)?;
+        let table = &self.tables[&r.table];
+        if table.mode != source {
+            return Err(refuse(
+                "wrong_mode",
+                format!(
+                    "table {} is in {:?} mode: results come from {}",
+                    r.table,
+                    table.mode,
+                    match table.mode {
+                        Mode::Live => "the dealer system",
+                        Mode::Rng => "pitboss's draw",
+                    }
+                ),
+            ));
+        }
+        match r.phase {
+            Phase::BettingClosed => {}
+            Phase::Betting => {
+                return Err(refuse(
+                    "betting_open",
+                    format!("round {round} is still taking bets: close betting before the result"),
+                ))
+            }
+            other => {
+                return Err(refuse(
+                    "out_of_order",
+                    format!("round {round} is already {other:?}"),
+                ))
+            }
+        }
+        let plan = self.plan_of_round(r);
+        let eng = engine(&plan)?;
+        let Some(wheel) = eng.roulette() else {
+            return Err(refuse(
+                game::code::NOT_IN_GAME,
+                format!(
+                    "{} rounds are dealt, not spun: post the cards (live) or a deal (RNG)",
+                    eng.family()
+                ),
+            ));
+        };
+        wheel
+            .validate_result(number)
+            .map_err(|e| e.with_plan(&plan.key()))?;
+        if let SpinValidity::Respin { reason, .. } =
+            wheel.spin_validity(ball_against_rotation, ball_revolutions)
+        {
+            return Ok(vec![Event::SpinInvalid {
+                round: round.to_string(),
+                ball_against_rotation,
+                ball_revolutions,
+                reason,
+            }]);
+        }
+        let settlements = settle_round(&eng, &r.bets, &r.cards, Some(number))
+            .map_err(|e| e.with_plan(&plan.key()))?;
+        let stake_minor = settlements.iter().map(|s| s.stake_minor).sum();
+        let paid_minor = settlements.iter().map(|s| s.total_minor).sum();
+        Ok(vec![
+            Event::ResultRecorded {
+                round: round.to_string(),
+                number,
+                source,
+            },
+            Event::RoundSettled {
+                round: round.to_string(),
+                settlements,
+                stake_minor,
+                paid_minor,
+                rng_seed,
+            },
+        ])
+    }
+
+    // ----- card games ------------------------------------------------------------------
+
+    /// Live mode: cards reported by the dealer system, in dealing order. Either every card of
+    /// the request is accepted or none is: a card the rules or the shoe refuse leaves the round
+    /// as it was (paused under the plan's error policy: the dealer system repairs by
+    /// reporting the right card, or the operator voids the round and every stake is
+    /// returned), except where the plan re-deals a misdeal (Top Card): then the deal so far is
+    /// void and dealt again, and the bets stand. A deal that completes is read and settled.
+    pub fn decide_cards(
+        &self,
+        operator: &str,
+        round: &str,
+        now: DateTime<Utc>,
+        cards: &[CardRecord],
+    ) -> Result<Vec<Event>, Refusal> {
+        let r = self.round_of_operator(operator, round)?;
+        let table = &self.tables[&r.table];
+        if table.mode != Mode::Live {
+            return Err(refuse(
+                "wrong_mode",
+                format!(
+                    "table {} is in RNG mode: pitboss deals from the committed seed (post a deal)",
+                    r.table
+                ),
+            ));
+        }
+        if cards.is_empty() || cards.len() > MAX_CARDS_PER_REQUEST {
+            return Err(refuse(
+                "bad_card_count",
+                format!(
+                    "a request carries 1–{MAX_CARDS_PER_REQUEST} cards, not {}",
+                    cards.len()
+                ),
+            ));
+        }
+        let plan = self.plan_of_round(r);
+        let eng = engine(&plan)?;
+        self.check_dealing(r, &eng)?;
+        let mut deal = DealInProgress::of(r, table);
+        let mut events = Vec::new();
+        if r.phase == Phase::Decisions {
+            events.extend(self.close_decisions(r, table, &eng, now, "dealer")?);
+            deal.decisions_closed = true;
+        }
+        for (i, c) in cards.iter().enumerate() {
+            match deal.accept(&eng, &plan, *c) {
+                Ok(()) => events.push(Event::CardDealt {
+                    round: round.to_string(),
+                    to: c.to,
+                    card: c.card,
+                    source: Mode::Live,
+                }),
+                Err(e) => {
+                    let e = e.with_plan(&plan.key());
+                    if let Some(clause) = eng.redeals_misdeals(&plan.plan) {
+                        // "krupiér vyhlásí opakované rozdání": every card of this deal,
+                        // including the refused one, is discarded.
+                        let mut discarded = r.cards.clone();
+                        discarded.extend_from_slice(&cards[..=i]);
+                        return Ok(vec![Event::Misdeal {
+                            round: round.to_string(),
+                            reason: format!("card {} of the request: {}", i + 1, e.message),
+                            clause,
+                            discarded,
+                        }]);
+                    }
+                    return Err(Refusal {
+                        message: format!(
+                            "card {} of the request ({} to {}): {}. Nothing of this request is recorded; the round is paused under the plan's error policy ({}): report the right card, or void the round to return every stake",
+                            i + 1,
+                            c.card,
+                            c.to.name(),
+                            e.message,
+                            plan.plan.policies.error.clause
+                        ),
+                        ..e
+                    });
+                }
+            }
+        }
+        events.extend(self.after_cards(r, table, &eng, &plan, &deal, now, Mode::Live, None)?);
+        Ok(events)
+    }
+
+    /// RNG mode: deals from the round's committed seed up to the next decision or to the end
+    /// of the round, and settles a complete round (revealing the seed).
+    pub fn decide_rng_deal(
+        &self,
+        operator: &str,
+        round: &str,
+        now: DateTime<Utc>,
+        seed: [u8; 32],
+    ) -> Result<Vec<Event>, Refusal> {
+        let r = self.round_of_operator(operator, round)?;
+        let table = &self.tables[&r.table];
+        if table.mode != Mode::Rng {
+            return Err(refuse(
+                "wrong_mode",
+                format!(
+                    "table {} is in live mode: the dealer system reports the cards",
+                    r.table
+                ),
+            ));
+        }
+        let plan = self.plan_of_round(r);
+        let eng = engine(&plan)?;
+        self.check_dealing(r, &eng)?;
+        let all = eng.rng_cards(seed);
+        if all.get(..r.cards.len()) != Some(&r.cards[..]) {
+            return Err(refuse(
+                "rng_mismatch",
+                format!("the cards of round {round} are not the deal of its committed seed"),
+            ));
+        }
+        let mut deal = DealInProgress::of(r, table);
+        let mut events = Vec::new();
+        if r.phase == Phase::Decisions {
+            events.extend(self.close_decisions(r, table, &eng, now, "dealer")?);
+            deal.decisions_closed = true;
+        }
+        let seed_hex = crate::plan::canonical::hex(&seed);
+        loop {
+            match eng
+                .next(&deal.cards, deal.decisions_closed)
+                .map_err(|e| e.with_plan(&plan.key()))?
+            {
+                Next::Card { .. } => {
+                    let Some(c) = all.get(deal.cards.len()).copied() else {
+                        return Err(refuse(
+                            "rng_exhausted",
+                            format!("the deal of round {round}'s seed has no further card"),
+                        ));
+                    };
+                    deal.accept(&eng, &plan, c)
+                        .map_err(|e| e.with_plan(&plan.key()))?;
+                    events.push(Event::CardDealt {
+                        round: round.to_string(),
+                        to: c.to,
+                        card: c.card,
+                        source: Mode::Rng,
+                    });
+                }
+                Next::Decisions | Next::Complete => {
+                    let after = self.after_cards(
+                        r,
+                        table,
+                        &eng,
+                        &plan,
+                        &deal,
+                        now,
+                        Mode::Rng,
+                        Some(seed_hex.clone()),
+                    )?;
+                    // Nobody owes a decision (a Call Blind, or every player disconnected):
+                    // the deal goes on at once.
+                    let closed_at_once = after
+                        .iter()
+                        .any(|e| matches!(e, Event::DecisionsClosed { .. }));
+                    events.extend(after);
+                    if !closed_at_once {
+                        break;
+                    }
+                    deal.decisions_closed = true;
+                }
+            }
+        }
+        Ok(events)
+    }
+
+    fn check_dealing(&self, r: &RoundState, eng: &Engine<'_>) -> Result<(), Refusal> {
+        if !eng.deals_cards() {
+            return Err(refuse(
+                game::code::NOT_IN_GAME,
+                format!("{} rounds are spun, not dealt", eng.family()),
+            ));
+        }
+        match r.phase {
+            Phase::BettingClosed | Phase::Decisions => Ok(()),
+            Phase::Betting => Err(refuse(
+                "betting_open",
+                format!(
+                    "round {} is still taking bets: close betting before the deal",
+                    r.round
+                ),
+            )),
+            other => Err(refuse(
+                "out_of_order",
+                format!("round {} is already {other:?}", r.round),
+            )),
+        }
+    }
+
+    /// What follows the cards of a request: the decision time, or the outcome and the
+    /// settlement of a complete deal.
+    #[allow(clippy::too_many_arguments)]
+    fn after_cards(
+        &self,
+        r: &RoundState,
+        table: &TableState,
+        eng: &Engine<'_>,
+        plan: &LoadedPlan,
+        deal: &DealInProgress,
+        now: DateTime<Utc>,
+        source: Mode,
+        rng_seed: Option<String>,
+    ) -> Result<Vec<Event>, Refusal> {
+        let round = r.round.clone();
+        let with_plan = |e: Refusal| e.with_plan(&plan.key());
+        match eng
+            .next(&deal.cards, deal.decisions_closed)
+            .map_err(with_plan)?
+        {
+            Next::Card { .. } => Ok(Vec::new()),
+            Next::Decisions => {
+                let players = self.players_owing_decisions(r, eng);
+                let ms = eng.decision_ms().unwrap_or(0);
+                let deadline =
+                    now + chrono::Duration::milliseconds(i64::try_from(ms).unwrap_or(i64::MAX));
+                let mut events = vec![Event::DecisionsOpened {
+                    round: round.clone(),
+                    deadline,
+                    players: players.clone(),
+                }];
+                // A disconnected player's decision is taken at once where the plan says so.
+                let automatic = plan.plan.policies.disconnect.pending_decisions_automatic;
+                let mut pending = players;
+                if automatic {
+                    let decision = eng.automatic_decision().unwrap_or(Value::Null);
+                    pending.retain(|p| {
+                        if table.disconnected.contains(p) {
+                            events.push(automatic_decision(&round, p, &decision, "disconnected"));
+                            false
+                        } else {
+                            true
+                        }
+                    });
+                }
+                if pending.is_empty() {
+                    events.push(Event::DecisionsClosed {
+                        round,
+                        at: now,
+                        reason: "all_decided".into(),
+                    });
+                }
+                Ok(events)
+            }
+            Next::Complete => {
+                let outcome = eng.outcome(&deal.cards).map_err(with_plan)?;
+                let settlements =
+                    settle_round(eng, &r.bets, &deal.cards, None).map_err(with_plan)?;
+                let stake_minor = settlements.iter().map(|s| s.stake_minor).sum();
+                let paid_minor = settlements.iter().map(|s| s.total_minor).sum();
+                Ok(vec![
+                    Event::OutcomeRecorded {
+                        round: round.clone(),
+                        outcome,
+                        source,
+                    },
+                    Event::RoundSettled {
+                        round,
+                        settlements,
+                        stake_minor,
+                        paid_minor,
+                        rng_seed,
+                    },
+                ])
+            }
+        }
+    }
+
+    /// Players whose bets owe a decision, in the order of their first bet.
+    fn players_owing_decisions(&self, r: &RoundState, eng: &Engine<'_>) -> Vec<String> {
+        let mut players: Vec<&str> = Vec::new();
+        for b in r.bets.iter().filter(|b| !b.refunded) {
+            if !players.contains(&b.player.as_str()) {
+                players.push(&b.player);
+            }
+        }
+        players
+            .into_iter()
+            .filter(|p| {
+                eng.decision_required(
+                    r.bets
+                        .iter()
+                        .filter(|b| !b.refunded && b.player == *p)
+                        .map(|b| &b.placements),
+                )
+            })
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Ends the decision time: the plan's automatic decision for every player who has not
+    /// decided. Refused while the time runs and a connected player has yet to decide.
+    fn close_decisions(
+        &self,
+        r: &RoundState,
+        table: &TableState,
+        eng: &Engine<'_>,
+        now: DateTime<Utc>,
+        by: &str,
+    ) -> Result<Vec<Event>, Refusal> {
+        let deadline = r.decision_deadline.unwrap_or(now);
+        let waiting: Vec<&String> = r
+            .decisions_pending
+            .iter()
+            .filter(|p| !table.disconnected.contains(*p))
+            .collect();
+        if now < deadline && !waiting.is_empty() {
+            return Err(refuse(
+                "decisions_open",
+                format!(
+                    "the players decide until {deadline}; {} still to decide: {}",
+                    waiting.len(),
+                    waiting
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+            .clause(timing_clause(&self.plan_of_round(r))));
+        }
+        let decision = eng.automatic_decision().unwrap_or(Value::Null);
+        let mut events: Vec<Event> = r
+            .decisions_pending
+            .iter()
+            .map(|p| {
+                let why = if table.disconnected.contains(p) {
+                    "disconnected"
+                } else {
+                    "time_out"
+                };
+                automatic_decision(&r.round, p, &decision, why)
+            })
+            .collect();
+        events.push(Event::DecisionsClosed {
+            round: r.round.clone(),
+            at: now.min(deadline),
+            reason: if now >= deadline { "deadline" } else { by }.into(),
+        });
+        Ok(events)
+    }
+
+    /// The players' decisions (Casino Hold'em: call or fold), each taken or refused on its
+    /// own. A call places the Call (`call_multiple` × the Ante) as a further bet.
+    pub fn decide_decisions(
+        &self,
+        operator: &str,
+        round: &str,
+        now: DateTime<Utc>,
+        decisions: &[(String, Value)],
+    ) -> Result<Vec<Event>, Refusal> {
+        let r = self.round_of_operator(operator, round)?;
+        let table = &self.tables[&r.table];
+        if decisions.is_empty() || decisions.len() > MAX_BETS_PER_REQUEST {
+            return Err(refuse(
+                "bad_decision_count",
+                format!(
+                    "a request carries 1–{MAX_BETS_PER_REQUEST} decisions, not {}",
+                    decisions.len()
+                ),
+            ));
+        }
+        if r.phase != Phase::Decisions {
+            return Err(refuse(
+                "out_of_order",
+                format!("round {round} is {:?}: no decision is open", r.phase),
+            ));
+        }
+        let plan = self.plan_of_round(r);
+        let eng = engine(&plan)?;
+        let deadline = r.decision_deadline.unwrap_or(now);
+        let mut pending = r.decisions_pending.clone();
+        let mut next_index = r.bets.len();
+        let mut events = Vec::new();
+        for (player, decision) in decisions {
+            let refused = |refusal: Refusal| Event::EventRefused {
+                round: round.to_string(),
+                event: serde_json::json!({"type": "decision", "player": player, "decision": decision}),
+                refusal: refusal.with_plan(&plan.key()),
+            };
+            if now > deadline {
+                events.push(refused(
+                    refuse(
+                        "decision_too_late",
+                        format!(
+                            "the decision time ended at {deadline}: the plan decides for {player} ({})",
+                            eng.automatic_decision().unwrap_or(Value::Null)
+                        ),
+                    )
+                    .clause(timeout_clause(&plan)),
+                ));
+                continue;
+            }
+            if !pending.contains(player) {
+                events.push(refused(refuse(
+                    "no_decision_owed",
+                    format!("{player} owes no decision in round {round} (decided already, or holds no bet that needs one)"),
+                )));
+                continue;
+            }
+            if table.disconnected.contains(player) {
+                events.push(refused(refuse(
+                    "player_disconnected",
+                    format!("player {player} is disconnected from table {}", r.table),
+                )));
+                continue;
+            }
+            let mine = r
+                .bets
+                .iter()
+                .filter(|b| !b.refunded && &b.player == player)
+                .map(|b| &b.placements);
+            match eng.decide(mine, &r.cards, decision) {
+                Ok(placed) => {
+                    let (bet, stake_minor) = match &placed {
+                        Some(p) => {
+                            let id = bet_id(round, next_index);
+                            next_index += 1;
+                            (Some(id), p.stake_minor())
+                        }
+                        None => (None, 0),
+                    };
+                    pending.retain(|p| p != player);
+                    events.push(Event::DecisionTaken {
+                        round: round.to_string(),
+                        player: player.clone(),
+                        decision: decision.clone(),
+                        automatic: false,
+                        reason: None,
+                        bet,
+                        placements: placed.map(|p| p.to_value()),
+                        stake_minor,
+                    });
+                }
+                Err(e) => events.push(refused(e)),
+            }
+        }
+        if pending.is_empty() {
+            events.push(Event::DecisionsClosed {
+                round: round.to_string(),
+                at: now,
+                reason: "all_decided".into(),
+            });
+        }
+        Ok(events)
+    }
+
+    /// Ends the decision time (the dealer system's word once the deadline has passed, or once
+    /// every player has decided).
+    pub fn decide_close_decisions(
+        &self,
+        operator: &str,
+        round: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Event>, Refusal> {
+        let r = self.round_of_operator(operator, round)?;
+        if r.phase != Phase::Decisions {
+            return Err(refuse(
+                "out_of_order",
+                format!("round {round} is {:?}: no decision is open", r.phase),
+            ));
+        }
+        let plan = self.plan_of_round(r);
+        let eng = engine(&plan)?;
+        self.close_decisions(r, &self.tables[&r.table], &eng, now, "dealer")
+    }
+
+    /// The dealer system declares a misdeal (a card damaged, dealt incorrectly or not clearly
+    /// visible): where the plan re-deals, the deal so far is void and dealt again.
+    pub fn decide_misdeal(
+        &self,
+        operator: &str,
+        round: &str,
+        reason: &str,
+    ) -> Result<Vec<Event>, Refusal> {
+        let r = self.round_of_operator(operator, round)?;
+        if reason.trim().is_empty() || reason.len() > 500 {
+            return Err(refuse(
+                "bad_reason",
+                "a misdeal states its reason (1–500 characters)",
+            ));
+        }
+        let table = &self.tables[&r.table];
+        if table.mode != Mode::Live {
+            return Err(refuse(
+                "wrong_mode",
+                "an RNG deal has no misdeal: pitboss deals it",
+            ));
+        }
+        let plan = self.plan_of_round(r);
+        let eng = engine(&plan)?;
+        self.check_dealing(r, &eng)?;
+        let Some(clause) = eng.redeals_misdeals(&plan.plan) else {
+            return Err(refuse(
+                "misdeal_not_in_plan",
+                format!(
+                    "{} does not re-deal: under its error policy the round is repaired (report the right cards) or voided (every stake returned)",
+                    plan.key()
+                ),
+            )
+            .with_plan(&plan.key())
+            .clause(plan.plan.policies.error.clause.clone()));
+        };
+        Ok(vec![Event::Misdeal {
+            round: round.to_string(),
+            reason: reason.to_string(),
+            clause,
+            discarded: r.cards.clone(),
+        }])
+    }
+
+    /// The dealer shuffles the table's shoe, or replaces it. Not in the middle of a deal.
+    pub fn decide_shoe(
+        &self,
+        operator: &str,
+        table: &str,
+        change: bool,
+    ) -> Result<Vec<Event>, Refusal> {
+        let t = self.table_of_operator(operator, table)?;
+        let Some(shoe) = &t.shoe else {
+            return Err(refuse(
+                "no_shoe",
+                format!(
+                    "table {table} keeps no shoe: it is an RNG table (each round a freshly shuffled shoe) or its game deals no cards"
+                ),
+            ));
+        };
+        if let Some(current) = &t.current_round {
+            if !self.rounds[current].cards.is_empty() {
+                return Err(refuse(
+                    "out_of_order",
+                    format!("round {current} is being dealt: the shoe is shuffled between rounds"),
+                ));
+            }
+        }
+        let (table, cards_seen) = (table.to_string(), shoe.cards_seen);
+        Ok(vec![if change {
+            Event::ShoeChanged { table, cards_seen }
+        } else {
+            Event::ShoeShuffled { table, cards_seen }
+        }])
+    }
+
+    /// Voids a round under the plan's error policy: every accepted stake is returned.
+    pub fn decide_void(
+        &self,
+        operator: &str,
+        round: &str,
+        reason: &str,
+    ) -> Result<Vec<Event>, Refusal> {
+        let r = self.round_of_operator(operator, round)?;
+        if matches!(r.phase, Phase::Settled | Phase::Voided) {
+            return Err(refuse(
+                "out_of_order",
+                format!("round {round} is already {:?}", r.phase),
+            ));
+        }
+        if reason.trim().is_empty() || reason.len() > 500 {
+            return Err(refuse(
+                "bad_reason",
+                "a void states its reason (1–500 characters)",
+            ));
+        }
+        Ok(vec![void_event(r, reason)])
+    }
+
+    pub fn decide_close_table(
+        &self,
+        operator: &str,
+        table: &str,
+        reason: &str,
+    ) -> Result<Vec<Event>, Refusal> {
+        let t = self.table_of_operator(operator, table)?;
+        if !t.open {
+            return Err(refuse(
+                "table_closed",
+                format!("table {table} is already closed"),
+            ));
+        }
+        let mut events = Vec::new();
+        // A table closed with a round open returns every stake of that round (the plans' error
+        // and table-closure policies: "sázející obdrží žetony ve výši své původní sázky").
+        if let Some(current) = &t.current_round {
+            events.push(void_event(&self.rounds[current], "table closed"));
+        }
+        events.push(Event::TableClosed {
+            table: table.to_string(),
+            reason: reason.to_string(),
+        });
+        Ok(events)
+    }
+
+    /// A player's connection lost or regained. A loss during the current round applies the
+    /// plan's disconnect policy at once: the stakes returned where the plan returns them to a
+    /// player disconnected before betting closes (SYNOT Baccarat), and pending decisions taken
+    /// automatically where the plan says so (Casino Hold'em).
+    pub fn decide_connection(
+        &self,
+        operator: &str,
+        table: &str,
+        player: &str,
+        connected: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Event>, Refusal> {
+        let t = self.table_of_operator(operator, table)?;
+        check_id("player", player)?;
+        let (table_id, player_id) = (table.to_string(), player.to_string());
+        if connected {
+            return Ok(vec![Event::PlayerReconnected {
+                table: table_id,
+                player: player_id,
+            }]);
+        }
+        let mut events = vec![Event::PlayerDisconnected {
+            table: table_id,
+            player: player_id,
+        }];
+        let Some(r) = t.current_round.as_ref().map(|c| &self.rounds[c]) else {
+            return Ok(events);
+        };
+        let policy = &t.loaded.plan.policies.disconnect;
+        let betting_open = r.phase == Phase::Betting && now <= r.betting_deadline;
+        if betting_open && policy.refund_if_disconnected_before_betting_closes {
+            for b in r.bets.iter().filter(|b| !b.refunded && b.player == player) {
+                events.push(Event::BetRefunded {
+                    round: r.round.clone(),
+                    bet: b.bet.clone(),
+                    player: player.to_string(),
+                    refund_minor: b.stake_minor,
+                    reason: "disconnected before betting closed".into(),
+                    clause: policy.clause.clone(),
+                });
+            }
+        }
+        if r.phase == Phase::Decisions
+            && policy.pending_decisions_automatic
+            && r.decisions_pending.iter().any(|p| p == player)
+        {
+            let eng = engine(&t.loaded)?;
+            let decision = eng.automatic_decision().unwrap_or(Value::Null);
+            events.push(automatic_decision(
+                &r.round,
+                player,
+                &decision,
+                "disconnected",
+            ));
+            if r.decisions_pending.len() == 1 {
+                events.push(Event::DecisionsClosed {
+                    round: r.round.clone(),
+                    at: now,
+                    reason: "all_decided".into(),
+                });
+            }
+        }
+        Ok(events)
+    }
+
+    // ----- evolution -------------------------------------------------------------------
+
+    /// Folds one event into the state. Errors mean the log contradicts the rules or itself
+    /// (a replay of a tampered or inconsistent log); the service never produces them.
+    pub fn apply(&mut self, plans: &PlanSet, event: &Event) -> Result<(), String> {
+        match event {
+            Event::PlanLoaded { plan, sha256 } => {
+                self.plans_logged.insert(plan.clone(), sha256.clone());
+            }
+            Event::TableOpened {
+                table,
+                operator,
+                plan,
+                plan_sha256,
+                mode,
+            } => {
+                let r: crate::plan::PlanRef = plan.parse().map_err(|e| format!("{e}"))?;
+                let loaded = plans
+                    .get(&r)
+                    .ok_or_else(|| format!("table {table}: plan {plan} is not loaded"))?;
+                if &loaded.hash != plan_sha256 {
+                    return Err(format!(
+                        "table {table} was opened on {plan} with content {plan_sha256}, but the loaded {plan} is {}",
+                        loaded.hash
+                    ));
+                }
+                let shoe = match (mode, Engine::new(&loaded.plan)) {
+                    (Mode::Live, Ok(eng)) => eng
+                        .shoe(&loaded.plan)
+                        .map(|(shoe, persists)| ShoeState::new(shoe, persists)),
+                    _ => None,
+                };
+                self.tables.insert(
+                    table.clone(),
+                    TableState {
+                        table: table.clone(),
+                        operator: operator.clone(),
+                        plan: plan.clone(),
+                        mode: *mode,
+                        open: true,
+                        rounds: 0,
+                        current_round: None,
+                        disconnected: BTreeSet::new(),
+                        shoe,
+                        loaded: Arc::new(loaded.clone()),
+                    },
+                );
+            }
+            Event::TableClosed { table, .. } => {
+                let t = self
+                    .tables
+                    .get_mut(table)
+                    .ok_or("close of an unknown table")?;
+                t.open = false;
+            }
+            Event::RoundOpened {
+                round,
+                table,
+                number,
+                opened_at,
+                betting_deadline,
+                rng_commitment,
+            } => {
+                let t = self
+                    .tables
+                    .get_mut(table)
+                    .ok_or("round on an unknown table")?;
+                t.rounds = *number;
+                t.current_round = Some(round.clone());
+                // A game dealt from a fresh deck each round (Casino Hold'em's single deck).
+                if let Some(shoe) = t.shoe.as_mut().filter(|s| !s.persists) {
+                    shoe.reset();
+                }
+                self.rounds.insert(
+                    round.clone(),
+                    RoundState {
+                        round: round.clone(),
+                        table: table.clone(),
+                        number: *number,
+                        phase: Phase::Betting,
+                        opened_at: *opened_at,
+                        betting_deadline: *betting_deadline,
+                        rng_commitment: rng_commitment.clone(),
+                        bets: Vec::new(),
+                        result: None,
+                        invalid_spins: 0,
+                        cards: Vec::new(),
+                        outcome: None,
+                        misdeals: 0,
+                        decisions: Vec::new(),
+                        decisions_pending: Vec::new(),
+                        decision_deadline: None,
+                        decisions_closed: false,
+                        settlements: None,
+                        refunds: None,
+                    },
+                );
+            }
+            Event::BetAccepted {
+                bet,
+                round,
+                player,
+                request,
+                placements,
+                stake_minor,
+            } => {
+                let family = self.family_of_round(round)?;
+                let placements = Placements::parse(family, placements)?;
+                if placements.stake_minor() != *stake_minor {
+                    return Err(format!("bet {bet}: the stake differs from its placements"));
+                }
+                let r = self
+                    .rounds
+                    .get_mut(round)
+                    .ok_or("bet on an unknown round")?;
+                r.bets.push(BetRecord {
+                    bet: bet.clone(),
+                    player: player.clone(),
+                    request: request.clone(),
+                    placements,
+                    stake_minor: *stake_minor,
+                    refunded: false,
+                });
+            }
+            Event::BetRefused { .. }
+            | Event::EventRefused { .. }
+            | Event::CommandRefused { .. } => {}
+            Event::BettingClosed { round, .. } => {
+                self.rounds
+                    .get_mut(round)
+                    .ok_or("close of an unknown round")?
+                    .phase = Phase::BettingClosed;
+            }
+            Event::SpinInvalid { round, .. } => {
+                self.rounds
+                    .get_mut(round)
+                    .ok_or("spin on an unknown round")?
+                    .invalid_spins += 1;
+            }
+            Event::ResultRecorded { round, number, .. } => {
+                self.rounds
+                    .get_mut(round)
+                    .ok_or("result of an unknown round")?
+                    .result = Some(*number);
+            }
+            Event::RoundSettled {
+                round,
+                settlements,
+                rng_seed,
+                ..
+            } => {
+                let r = self
+                    .rounds
+                    .get(round)
+                    .ok_or("settlement of an unknown round")?;
+                let plan = self.plan_of_round(r);
+                let eng = engine(&plan).map_err(|e| e.to_string())?;
+                if eng.deals_cards() {
+                    if eng.next(&r.cards, true).map_err(|e| e.to_string())? != Next::Complete {
+                        return Err(format!(
+                            "round {round}: settled before its deal is complete"
+                        ));
+                    }
+                } else if r.result.is_none() {
+                    return Err("settlement without a result".into());
+                }
+                if let Some(seed) = rng_seed {
+                    check_revealed_seed(&eng, r, seed)?;
+                }
+                let derived =
+                    settle_round(&eng, &r.bets, &r.cards, r.result).map_err(|e| e.to_string())?;
+                if &derived != settlements {
+                    return Err(format!("round {round}: the logged settlement differs from the one the plan derives"));
+                }
+                let table = r.table.clone();
+                let r = self.rounds.get_mut(round).expect("checked above");
+                r.phase = Phase::Settled;
+                r.settlements = Some(settlements.clone());
+                self.tables
+                    .get_mut(&table)
+                    .expect("round's table exists")
+                    .current_round = None;
+            }
+            Event::RoundVoided { round, refunds, .. } => {
+                let r = self.rounds.get(round).ok_or("void of an unknown round")?;
+                let derived = match void_event(r, "") {
+                    Event::RoundVoided { refunds, .. } => refunds,
+                    _ => unreachable!("void_event returns a RoundVoided"),
+                };
+                if &derived != refunds {
+                    return Err(format!(
+                        "round {round}: the logged refunds differ from the round's stakes"
+                    ));
+                }
+                let table = r.table.clone();
+                let r = self.rounds.get_mut(round).expect("checked above");
+                r.phase = Phase::Voided;
+                r.refunds = Some(refunds.clone());
+                self.tables
+                    .get_mut(&table)
+                    .expect("round's table exists")
+                    .current_round = None;
+            }
+            Event::PlayerDisconnected { table, player } => {
+                self.tables
+                    .get_mut(table)
+                    .ok_or("unknown table")?
+                    .disconnected
+                    .insert(player.clone());
+            }
+            Event::PlayerReconnected { table, player } => {
+                self.tables
+                    .get_mut(table)
+                    .ok_or("unknown table")?
+                    .disconnected
+                    .remove(player);
+            }
+            Event::BetRefunded {
+                round,
+                bet,
+                refund_minor,
+                ..
+            } => {
+                let r = self
+                    .rounds
+                    .get_mut(round)
+                    .ok_or("refund on an unknown round")?;
+                let b = r
+                    .bets
+                    .iter_mut()
+                    .find(|b| &b.bet == bet && !b.refunded)
+                    .ok_or_else(|| format!("refund of bet {bet}, which is not live"))?;
+                if b.stake_minor != *refund_minor {
+                    return Err(format!("bet {bet}: the refund differs from the stake"));
+                }
+                b.refunded = true;
+            }
+            Event::CardDealt {
+                round,
+                to,
+                card,
+                source,
+            } => {
+                let r = self.rounds.get(round).ok_or("card of an unknown round")?;
+                let rec = CardRecord {
+                    to: *to,
+                    card: *card,
+                };
+                let plan = self.plan_of_round(r);
+                let eng = engine(&plan).map_err(|e| e.to_string())?;
+                // A replay re-checks every card against the rules.
+                eng.accept_card(&r.cards, r.decisions_closed, rec)
+                    .map_err(|e| format!("round {round}: a logged card the rules refuse: {e}"))?;
+                let table = r.table.clone();
+                self.rounds
+                    .get_mut(round)
+                    .expect("checked above")
+                    .cards
+                    .push(rec);
+                if *source == Mode::Live {
+                    if let Some(shoe) = self.tables.get_mut(&table).and_then(|t| t.shoe.as_mut()) {
+                        shoe.take(*card);
+                    }
+                }
+            }
+            Event::Misdeal {
+                round, discarded, ..
+            } => {
+                let r = self
+                    .rounds
+                    .get_mut(round)
+                    .ok_or("misdeal of an unknown round")?;
+                if discarded.get(..r.cards.len()) != Some(&r.cards[..]) {
+                    return Err(format!(
+                        "round {round}: the misdeal discards other cards than were dealt"
+                    ));
+                }
+                // Cards of the misdealt request never logged as dealt are out of the shoe too.
+                let unlogged: Vec<Card> =
+                    discarded[r.cards.len()..].iter().map(|c| c.card).collect();
+                r.cards.clear();
+                r.misdeals += 1;
+                let table = r.table.clone();
+                if let Some(shoe) = self.tables.get_mut(&table).and_then(|t| t.shoe.as_mut()) {
+                    for c in unlogged {
+                        shoe.take(c);
+                    }
+                }
+            }
+            Event::ShoeShuffled { table, .. } | Event::ShoeChanged { table, .. } => {
+                self.tables
+                    .get_mut(table)
+                    .ok_or("shoe of an unknown table")?
+                    .shoe
+                    .as_mut()
+                    .ok_or("shoe event on a table without a shoe")?
+                    .reset();
+            }
+            Event::DecisionsOpened {
+                round,
+                deadline,
+                players,
+            } => {
+                let r = self
+                    .rounds
+                    .get_mut(round)
+                    .ok_or("decisions of an unknown round")?;
+                r.phase = Phase::Decisions;
+                r.decision_deadline = Some(*deadline);
+                r.decisions_pending = players.clone();
+            }
+            Event::DecisionTaken {
+                round,
+                player,
+                decision,
+                automatic,
+                bet,
+                placements,
+                stake_minor,
+                ..
+            } => {
+                let family = self.family_of_round(round)?;
+                let r = self
+                    .rounds
+                    .get_mut(round)
+                    .ok_or("decision of an unknown round")?;
+                if !r.decisions_pending.contains(player) {
+                    return Err(format!("round {round}: {player} owed no decision"));
+                }
+                r.decisions_pending.retain(|p| p != player);
+                if let (Some(bet), Some(placements)) = (bet, placements) {
+                    let placements = Placements::parse(family, placements)?;
+                    if placements.stake_minor() != *stake_minor {
+                        return Err(format!("bet {bet}: the stake differs from its placements"));
+                    }
+                    r.bets.push(BetRecord {
+                        bet: bet.clone(),
+                        player: player.clone(),
+                        request: serde_json::json!({ "decision": decision }),
+                        placements,
+                        stake_minor: *stake_minor,
+                        refunded: false,
+                    });
+                }
+                r.decisions.push(DecisionRecord {
+                    player: player.clone(),
+                    decision: decision.clone(),
+                    automatic: *automatic,
+                    bet: bet.clone(),
+                });
+            }
+            Event::DecisionsClosed { round, .. } => {
+                let r = self
+                    .rounds
+                    .get_mut(round)
+                    .ok_or("decisions of an unknown round")?;
+                r.phase = Phase::BettingClosed;
+                r.decisions_closed = true;
+                r.decisions_pending.clear();
+            }
+            Event::OutcomeRecorded { round, outcome, .. } => {
+                self.rounds
+                    .get_mut(round)
+                    .ok_or("outcome of an unknown round")?
+                    .outcome = Some(outcome.clone());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every live (not refunded) bet of the round settled against roulette's `number` or the
+/// round's complete deal, each component against the plan.
+fn settle_round(
+    eng: &Engine<'_>,
+    bets: &[BetRecord],
+    cards: &[CardRecord],
+    number: Option<u8>,
+) -> Result<Vec<BetSettlement>, Refusal> {
+    let live: Vec<&BetRecord> = bets.iter().filter(|b| !b.refunded).collect();
+    let pairs: Vec<(&str, &Placements)> = live
+        .iter()
+        .map(|b| (b.player.as_str(), &b.placements))
+        .collect();
+    eng.settle(&pairs, cards, number)?
+        .into_iter()
+        .map(|s| {
+            let first = live[s.bets[0]];
+            let stake_minor: i64 = s.bets.iter().map(|&i| live[i].stake_minor).sum();
+            let returned_minor: i64 = s.components.iter().map(|c| c.returned_minor).sum();
+            let win_minor: i64 = s.components.iter().map(|c| c.win_minor).sum();
+            // Where money moves: the components settle exactly the stakes of the bets.
+            let component_stakes: i64 = s.components.iter().map(|c| c.stake_minor).sum();
+            if component_stakes != stake_minor {
+                return Err(refuse(
+                    "settlement_inconsistent",
+                    format!(
+                        "bet {}: the settlement covers {component_stakes} minor units of stake, the bets hold {stake_minor}",
+                        first.bet
+                    ),
+                ));
+            }
+            Ok(BetSettlement {
+                bet: first.bet.clone(),
+                player: first.player.clone(),
+                stake_minor,
+                returned_minor,
+                win_minor,
+                total_minor: returned_minor + win_minor,
+                components: s.components,
+                bets: if s.bets.len() > 1 {
+                    s.bets.iter().map(|&i| live[i].bet.clone()).collect()
+                } else {
+                    Vec::new()
+                },
+                detail: s.detail,
+            })
+        })
+        .collect()
+}
+
+/// A round's deal as a request advances it: the cards, and the table's shoe (live mode).
+struct DealInProgress {
+    cards: Vec<CardRecord>,
+    decisions_closed: bool,
+    shoe: Option<ShoeState>,
+}
+
+impl DealInProgress {
+    fn of(r: &RoundState, table: &TableState) -> DealInProgress {
+        DealInProgress {
+            cards: r.cards.clone(),
+            decisions_closed: r.decisions_closed,
+            shoe: if table.mode == Mode::Live {
+                table.shoe.clone()
+            } else {
+                None
+            },
+        }
+    }
+
+    /// The next card, if the shoe can give it and the rules deal it there.
+    fn accept(
+        &mut self,
+        eng: &Engine<'_>,
+        plan: &LoadedPlan,
+        c: CardRecord,
+    ) -> Result<(), Refusal> {
+        if let Some(shoe) = &self.shoe {
+            if !shoe.holds(c.card) {
+                let clause = eng.dealing_clause(&plan.plan).unwrap_or_default();
+                return Err(refuse(
+                    game::code::CARD_NOT_IN_SHOE,
+                    format!(
+                        "{} cannot come out of the shoe: its {} deck(s) hold {} cop(ies) and every one has been dealt since the last shuffle ({} cards seen)",
+                        c.card,
+                        shoe.shoe.decks,
+                        shoe.shoe.copies_of(c.card),
+                        shoe.cards_seen
+                    ),
+                )
+                .clause(clause));
+            }
+        }
+        eng.accept_card(&self.cards, self.decisions_closed, c)?;
+        self.cards.push(c);
+        if let Some(shoe) = &mut self.shoe {
+            shoe.take(c.card);
+        }
+        Ok(())
+    }
+}
+
+fn automatic_decision(round: &str, player: &str, decision: &Value, why: &str) -> Event {
+    Event::DecisionTaken {
+        round: round.to_string(),
+        player: player.to_string(),
+        decision: decision.clone(),
+        automatic: true,
+        reason: Some(why.to_string()),
+        bet: None,
+        placements: None,
+        stake_minor: 0,
+    }
+}
+
+fn timing_clause(plan: &LoadedPlan) -> String {
+    timeout_clause(plan)
+}
+
+/// The clause of the plan's automatic decision ("označí se po uplynutí času na rozhodnutí
+/// volba Položit").
+fn timeout_clause(plan: &LoadedPlan) -> String {
+    plan.plan
+        .policies
+        .decision_timeout
+        .as_ref()
+        .map(|t| t.clause.clone())
+        .unwrap_or_else(|| plan.plan.policies.disconnect.clause.clone())
+}
+
+/// The void of a round: every accepted stake back, and nothing else.
+fn void_event(r: &RoundState, reason: &str) -> Event {
+    let refunds: Vec<Refund> = r
+        .bets
+        .iter()
+        .filter(|b| !b.refunded)
+        .map(|b| Refund {
+            bet: b.bet.clone(),
+            player: b.player.clone(),
+            refund_minor: b.stake_minor,
+        })
+        .collect();
+    let refund_minor = refunds.iter().map(|x| x.refund_minor).sum();
+    // The sum of refunds equals the sum of stakes of the voided round.
+    debug_assert_eq!(
+        refund_minor,
+        r.bets
+            .iter()
+            .filter(|b| !b.refunded)
+            .map(|b| b.stake_minor)
+            .sum::<i64>()
+    );
+    Event::RoundVoided {
+        round: r.round.clone(),
+        reason: reason.to_string(),
+        refunds,
+        refund_minor,
+    }
+}
+
+/// An RNG round's revealed seed: its SHA-256 is the commitment logged when the round opened,
+/// and the round's result is what the seed draws (the number, or the cards in order).
+fn check_revealed_seed(eng: &Engine<'_>, r: &RoundState, seed_hex: &str) -> Result<(), String> {
+    use sha2::{Digest, Sha256};
+    let bytes = (0..seed_hex.len())
+        .step_by(2)
+        .map(|i| {
+            seed_hex
+                .get(i..i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        })
+        .collect::<Option<Vec<u8>>>()
+        .filter(|b| b.len() == 32)
+        .ok_or_else(|| format!("round {}: the revealed seed is not 64 hex digits", r.round))?;
+    let seed: [u8; 32] = bytes.try_into().expect("length checked");
+    let commitment = crate::plan::canonical::hex(&Sha256::digest(seed));
+    if r.rng_commitment.as_deref() != Some(commitment.as_str()) {
+        return Err(format!(
+            "round {}: the revealed seed does not match the commitment",
+            r.round
+        ));
+    }
+    let drawn_ok = if eng.deals_cards() {
+        eng.rng_cards(seed).get(..r.cards.len()) == Some(&r.cards[..])
+    } else {
+        r.result == Some(draw_pocket(seed, 37) as u8)
+    };
+    if !drawn_ok {
+        return Err(format!(
+            "round {}: the result is not what the revealed seed draws",
+            r.round
+        ));
+    }
+    Ok(())
+}
+
+/// The roulette draw, documented with the other RNG algorithms in [`crate::rng`].
+pub use crate::rng::draw_pocket;
