@@ -1329,7 +1329,7 @@ pub fn refusal_status(r: &Refusal) -> u16 {
         "table_not_found" | "round_not_found" | "plan_not_found" => 404,
         "table_exists" => 409,
         "out_of_order" | "betting_open" | "betting_closed" | "round_in_progress"
-        | "table_closed" | "not_rng" | "wrong_mode" => 409,
+        | "table_closed" | "not_rng" | "wrong_mode" | "decisions_open" => 409,
         "unavailable" | "rng_unavailable" => 503,
         _ => 422,
     }
@@ -1420,17 +1420,22 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
                 bet,
                 stake_minor,
                 ..
-            } => body
-                .decisions
-                .get_or_insert_with(Vec::new)
-                .push(DecisionResult::Taken {
-                    player: player.clone(),
-                    decision: decision.clone(),
-                    automatic: *automatic,
-                    reason: reason.clone(),
-                    bet: bet.clone(),
-                    stake_minor: *stake_minor,
-                }),
+            } => {
+                // A player decided for as the time opens (disconnected) owes nothing more.
+                if let Some(pending) = &mut body.decisions_pending {
+                    pending.retain(|p| p != player);
+                }
+                body.decisions
+                    .get_or_insert_with(Vec::new)
+                    .push(DecisionResult::Taken {
+                        player: player.clone(),
+                        decision: decision.clone(),
+                        automatic: *automatic,
+                        reason: reason.clone(),
+                        bet: bet.clone(),
+                        stake_minor: *stake_minor,
+                    })
+            }
             Event::EventRefused { event, refusal, .. }
                 if event.get("type").and_then(Value::as_str) == Some("decision") =>
             {

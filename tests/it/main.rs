@@ -1,5 +1,6 @@
 //! All integration tests link into this one binary (one link instead of one per file).
 
+mod api_casino_holdem;
 mod api_openapi;
 mod api_plans;
 mod api_roulette;
