@@ -1471,6 +1471,15 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
             _ => {}
         }
     }
+    // While the players decide, replies say so.
+    if body.phase.is_none() && before.is_some_and(|r| r.phase == Phase::Decisions) {
+        let closed = events
+            .iter()
+            .any(|e| matches!(e, Event::DecisionsClosed { .. }));
+        if !closed {
+            body.phase = Some(Phase::Decisions);
+        }
+    }
     // Card games: what the dealer system deals next.
     if let Some(t) = before.and_then(|r| state.tables.get(&r.table)) {
         if let Ok(eng) = crate::round::Engine::new(&t.loaded.plan) {

@@ -933,7 +933,7 @@ impl State {
                 }
             }
         }
-        events.extend(self.after_cards(r, table, &eng, &plan, &deal, now, Mode::Live, None)?);
+        events.extend(self.after_cards(r, &eng, &plan, &deal, now, Mode::Live, None)?);
         Ok(events)
     }
 
@@ -998,7 +998,6 @@ impl State {
                 Next::Decisions | Next::Complete => {
                     let after = self.after_cards(
                         r,
-                        table,
                         &eng,
                         &plan,
                         &deal,
@@ -1051,7 +1050,6 @@ impl State {
     fn after_cards(
         &self,
         r: &RoundState,
-        table: &TableState,
         eng: &Engine<'_>,
         plan: &LoadedPlan,
         deal: &DealInProgress,
@@ -1076,20 +1074,12 @@ impl State {
                     deadline,
                     players: players.clone(),
                 }];
-                // A disconnected player's decision is taken at once where the plan says so.
-                let automatic = plan.plan.policies.disconnect.pending_decisions_automatic;
-                let mut pending = players;
-                if automatic {
-                    let decision = eng.automatic_decision().unwrap_or(Value::Null);
-                    pending.retain(|p| {
-                        if table.disconnected.contains(p) {
-                            events.push(automatic_decision(&round, p, &decision, "disconnected"));
-                            false
-                        } else {
-                            true
-                        }
-                    });
-                }
+                // A disconnected player is not decided for at once: "Pokud v daném čase není
+                // zvolena žádná možnost ať už z důvodu odpojení nebo nepřítomnosti sázejícího,
+                // označí se po uplynutí času na rozhodnutí volba Položit" — the automatic
+                // decision comes when the time runs out, and a player who reconnects in time
+                // still decides.
+                let pending = players;
                 if pending.is_empty() {
                     events.push(Event::DecisionsClosed {
                         round,
@@ -1156,11 +1146,9 @@ impl State {
         by: &str,
     ) -> Result<Vec<Event>, Refusal> {
         let deadline = r.decision_deadline.unwrap_or(now);
-        let waiting: Vec<&String> = r
-            .decisions_pending
-            .iter()
-            .filter(|p| !table.disconnected.contains(*p))
-            .collect();
+        // Disconnected players are waited for too: their automatic decision comes when the
+        // time runs out, and they may reconnect and decide before.
+        let waiting: Vec<&String> = r.decisions_pending.iter().collect();
         if now < deadline && !waiting.is_empty() {
             return Err(refuse(
                 "decisions_open",
@@ -1447,10 +1435,10 @@ impl State {
         Ok(events)
     }
 
-    /// A player's connection lost or regained. A loss during the current round applies the
-    /// plan's disconnect policy at once: the stakes returned where the plan returns them to a
-    /// player disconnected before betting closes (SYNOT Baccarat), and pending decisions taken
-    /// automatically where the plan says so (Casino Hold'em).
+    /// A player's connection lost or regained. A loss while betting is open returns the
+    /// player's stakes where the plan says so (SYNOT Baccarat). A disconnected player's
+    /// pending decision is taken automatically when the decision time runs out
+    /// ([`State::decide_close_decisions`]), as for an absent player.
     pub fn decide_connection(
         &self,
         operator: &str,
@@ -1486,26 +1474,6 @@ impl State {
                     refund_minor: b.stake_minor,
                     reason: "disconnected before betting closed".into(),
                     clause: policy.clause.clone(),
-                });
-            }
-        }
-        if r.phase == Phase::Decisions
-            && policy.pending_decisions_automatic
-            && r.decisions_pending.iter().any(|p| p == player)
-        {
-            let eng = engine(&t.loaded)?;
-            let decision = eng.automatic_decision().unwrap_or(Value::Null);
-            events.push(automatic_decision(
-                &r.round,
-                player,
-                &decision,
-                "disconnected",
-            ));
-            if r.decisions_pending.len() == 1 {
-                events.push(Event::DecisionsClosed {
-                    round: r.round.clone(),
-                    at: now,
-                    reason: "all_decided".into(),
                 });
             }
         }

@@ -1164,7 +1164,7 @@ fn a_decision_from_a_player_who_owes_none_is_refused() {
         (&ds[3]["player"], &ds[3]["code"]),
         (&json!("p2"), &json!("bad_decision"))
     );
-    assert!(d.get("phase").is_none(), "the decision time goes on: {d}");
+    assert_eq!(d["phase"], "decisions", "the decision time goes on: {d}");
     assert_eq!(next_of(&d), "decisions", "p2 still decides: {d}");
     let r = ctx.round(&round);
     assert_eq!(r["decisions_pending"], json!(["p2"]), "{r}");
@@ -1190,7 +1190,7 @@ fn the_decision_time_closes_when_every_player_has_decided() {
     assert_eq!(flop["decisions_pending"], json!(["p1", "p2"]), "{flop}");
     assert_eq!(next_of(&flop), "decisions");
     let d = ctx.decide_ok(&round, &[("p1", "call")]);
-    assert!(d.get("phase").is_none(), "the decision time goes on: {d}");
+    assert_eq!(d["phase"], "decisions", "the decision time goes on: {d}");
     assert_eq!(next_of(&d), "decisions", "p2 has not decided: {d}");
     assert_eq!(ctx.round(&round)["phase"], "decisions");
     let d = ctx.decide_ok(&round, &[("p2", "fold")]);
@@ -1372,14 +1372,15 @@ fn closing_the_decisions_before_the_deadline_is_refused_while_a_connected_player
     assert_eq!(d["phase"], "betting_closed", "{d}");
 }
 
-/// "Pokud v daném čase není zvolena žádná možnost ať už z důvodu odpojení …": with
-/// `policies.disconnect.pending_decisions_automatic`, a player disconnected during the
-/// decision time is folded at once, his bets stand and are settled; a player disconnected
-/// before the flop is folded as the decision time opens; the last one to owe a decision
-/// closes the time by disconnecting.
+/// A disconnected player's bets stand; his decision is the plan's automatic fold when the
+/// decision time runs out, and a player back in time decides himself.
 #[test]
-fn a_player_disconnected_during_the_decision_time_is_folded_at_once() {
-    let (_storage, ctx) = Ctx::sqlite();
+fn a_disconnected_player_is_folded_when_the_decision_time_runs_out_and_may_decide_if_back_in_time(
+) {
+    // "Pokud v daném čase není zvolena žádná možnost ať už z důvodu odpojení nebo nepřítomnosti
+    // sázejícího, označí se po uplynutí času na rozhodnutí volba Položit": the fold comes when
+    // the time runs out, for a disconnected player as for an absent one.
+    let (_plans, _storage, ctx) = short_decision_time(1_500);
     ctx.open_table("evo", EVOLUTION, "live");
     let (round, _) = ctx.open_round("evo");
     ctx.accepted_bets(
@@ -1393,43 +1394,34 @@ fn a_player_disconnected_during_the_decision_time_is_folded_at_once() {
     );
     ctx.close_betting(&round);
     // p1 drops before the flop: his bets stand ("zůstanou všechny podané sázky platné").
-    let c = ctx.connection("evo", "p1", false);
-    assert!(
-        c.get("automatic_decisions").is_none(),
-        "nothing to decide yet: {c}"
-    );
+    ctx.connection("evo", "p1", false);
     let flop = ctx.cards_ok(&round, &ACES_OVER_FIVES.first_seven());
-    let d = taken(&flop, "p1");
+    assert_eq!(flop["phase"], "decisions", "{flop}");
+    assert_eq!(flop["decisions_pending"], json!(["p1", "p2", "p3"]), "{flop}");
+    assert!(flop.get("decisions").is_none(), "nobody decided for yet: {flop}");
+    // A disconnected player cannot decide; p2 drops too, and nothing is decided for him.
+    let d = ctx.decide_ok(&round, &[("p1", "call")]);
+    assert_eq!(taken(&d, "p1")["code"], "player_disconnected", "{d}");
+    let c = ctx.connection("evo", "p2", false);
+    assert!(c.get("automatic_decisions").is_none(), "{c}");
+    // p2 is back within the time and calls; p3 folds.
+    ctx.connection("evo", "p2", true);
+    let d = ctx.decide_ok(&round, &[("p2", "call"), ("p3", "fold")]);
+    assert_eq!(taken(&d, "p2")["status"], "taken", "{d}");
+    // The disconnected p1 still owes his decision: the dealer may not close before the time.
+    let (s, b) = ctx.event(&round, json!({"type": "close_decisions"}));
+    assert_eq!((s, b["code"].as_str()), (409, Some("decisions_open")), "{b}");
+    std::thread::sleep(Duration::from_millis(1_700));
+    let (s, closed) = ctx.event(&round, json!({"type": "close_decisions"}));
+    assert_eq!(s, 200, "{closed}");
+    let d = taken(&closed, "p1");
     assert_eq!(
         (&d["decision"], &d["automatic"], &d["reason"]),
         (&json!("fold"), &json!(true), &json!("disconnected")),
-        "{flop}"
+        "{closed}"
     );
-    assert_eq!(flop["phase"], "decisions", "{flop}");
-    // The reply's pending players are the round's: p1 has been decided for.
-    assert_eq!(flop["decisions_pending"], json!(["p2", "p3"]), "{flop}");
-    assert_eq!(ctx.round(&round)["decisions_pending"], json!(["p2", "p3"]));
-    // p2 drops during the decision time: folded at once.
-    let c = ctx.connection("evo", "p2", false);
-    assert_eq!(c["automatic_decisions"], 1, "{c}");
-    let r = ctx.round(&round);
-    assert_eq!(r["decisions_pending"], json!(["p3"]), "{r}");
-    let auto = r["decisions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["player"] == "p2")
-        .unwrap_or_else(|| panic!("p2 folded: {r}"));
-    assert_eq!(
-        (&auto["decision"], &auto["automatic"]),
-        (&json!("fold"), &json!(true))
-    );
-    // Reconnected, p2 has no decision left to take.
-    ctx.connection("evo", "p2", true);
-    let d = ctx.decide_ok(&round, &[("p2", "call"), ("p3", "call")]);
-    assert_eq!(taken(&d, "p2")["code"], "no_decision_owed", "{d}");
-    assert_eq!(d["phase"], "betting_closed", "{d}");
     let settled = ctx.cards_ok(&round, &ACES_OVER_FIVES.turn_and_river());
+    // Bonus is paid even on a fold ("Bonusová sázka se vyplácí i v případě, že sázející složí").
     assert_paid(
         &settled,
         "p1",
@@ -1438,37 +1430,15 @@ fn a_player_disconnected_during_the_decision_time_is_folded_at_once() {
             ("bonus", "pair_of_aces", 500, 500, 3_500),
         ],
     );
-    assert_paid(&settled, "p2", &[("ante", "lose", 1_000, 0, 0)]);
     assert_paid(
         &settled,
-        "p3",
+        "p2",
         &[
             ("ante", "pair_or_less", 1_000, 1_000, 1_000),
             ("call", "win", 2_000, 2_000, 2_000),
         ],
     );
-
-    // The last player owing a decision disconnects: the decision time closes with it.
-    ctx.connection("evo", "p1", true);
-    let (round, _) = ctx.to_the_flop(
-        "evo",
-        json!([
-            {"player": "p1", "bet": "ante", "stake_minor": 1_000},
-            {"player": "p2", "bet": "ante", "stake_minor": 1_000},
-        ]),
-        &ACES_OVER_FIVES,
-    );
-    ctx.decide_ok(&round, &[("p1", "call")]);
-    let c = ctx.connection("evo", "p2", false);
-    assert_eq!(c["automatic_decisions"], 1, "{c}");
-    let r = ctx.round(&round);
-    assert_eq!(
-        (&r["phase"], &r["decisions_closed"]),
-        (&json!("betting_closed"), &json!(true)),
-        "{r}"
-    );
-    let settled = ctx.cards_ok(&round, &ACES_OVER_FIVES.turn_and_river());
-    assert_paid(&settled, "p2", &[("ante", "lose", 1_000, 0, 0)]);
+    assert_paid(&settled, "p3", &[("ante", "lose", 1_000, 0, 0)]);
 }
 
 // ----- rules: cards --------------------------------------------------------------------------
@@ -2101,7 +2071,8 @@ fn scenario(backend: Backend) {
             rounds.push(rng_call_blind_round(&ctx, rng));
         }
     }
-    // Disconnects: one before the flop, one during the decision time, both folded by the plan.
+    // Disconnects: one before the flop who is back in time and folds himself, one during the
+    // decision time who is back and calls; the bets of both stand.
     let (round, _) = ctx.open_round("evo-live");
     ctx.accepted_bets(
         &round,
@@ -2115,11 +2086,13 @@ fn scenario(backend: Backend) {
     ctx.close_betting(&round);
     ctx.connection("evo-live", "p4", false);
     ctx.cards_ok(&round, &ACES_OVER_FIVES.first_seven());
-    assert_eq!(
-        ctx.connection("evo-live", "p5", false)["automatic_decisions"],
-        1
-    );
-    ctx.decide_ok(&round, &[("p6", "call")]);
+    assert!(ctx
+        .connection("evo-live", "p5", false)
+        .get("automatic_decisions")
+        .is_none());
+    ctx.connection("evo-live", "p4", true);
+    ctx.connection("evo-live", "p5", true);
+    ctx.decide_ok(&round, &[("p4", "fold"), ("p5", "fold"), ("p6", "call")]);
     let settled = ctx.cards_ok(&round, &ACES_OVER_FIVES.turn_and_river());
     assert_paid(&settled, "p4", &[("ante", "lose", 1_000, 0, 0)]);
     assert_paid(
@@ -2131,8 +2104,6 @@ fn scenario(backend: Backend) {
         ],
     );
     rounds.push(round);
-    ctx.connection("evo-live", "p4", true);
-    ctx.connection("evo-live", "p5", true);
 
     // Rounds left open across the restart: a live and an RNG round awaiting the decisions.
     let (open_live, _) = ctx.to_the_flop(
