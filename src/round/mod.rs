@@ -907,7 +907,13 @@ impl State {
                 }),
                 Err(e) => {
                     let e = e.with_plan(&plan.key());
-                    if let Some(clause) = eng.redeals_misdeals(&plan.plan) {
+                    // A position the game does not have is a malformed report of the dealer
+                    // system, not a card dealt wrongly: refused, never a re-deal that would
+                    // void the cards already (rightly) dealt.
+                    let redeal = (e.code != game::code::BAD_POSITION)
+                        .then(|| eng.redeals_misdeals(&plan.plan))
+                        .flatten();
+                    if let Some(clause) = redeal {
                         // "krupiér vyhlásí opakované rozdání": every card of this deal,
                         // including the refused one, is discarded.
                         let mut discarded = r.cards.clone();

@@ -521,3 +521,24 @@ fn top_card_end_to_end_on_sqlite() {
 fn top_card_end_to_end_on_postgres() {
     scenario(Backend::Postgres);
 }
+
+/// A card reported to a position Top Card does not have (`player_1`) is a malformed report of
+/// the dealer system, not a misdeal: it is refused and the Home card already dealt stands
+/// (it was once read as a re-deal, voiding the valid Home card).
+#[test]
+fn a_card_to_a_position_top_card_does_not_have_is_refused_not_redealt() {
+    let ctx = live();
+    let bets = every_bet();
+    let (round, _) = ctx.open_round("top");
+    ctx.bets(&round, &bets);
+    ctx.close_betting(&round);
+    ctx.cards_ok(&round, &[("home", "9h".into())]);
+    let (s, b) = ctx.cards(&round, &[("player_1", "5c".into())]);
+    assert_eq!((s, code_of(&b)), (422, "bad_position"), "{b}");
+    let now = ctx.round(&round);
+    assert_eq!(now["misdeals"], 0, "{now}");
+    assert_eq!(now["cards"], json!([{"to": "home", "card": "9h"}]));
+    assert_eq!(ctx.table("top")["shoe"]["cards_seen"], 1);
+    let r = ctx.cards_ok(&round, &[("away", "5c".into())]);
+    assert_settled_by_the_table(&r, "9h", "5c", &bets);
+}
