@@ -1458,16 +1458,6 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
                 body.phase = Some(Phase::BettingClosed);
             }
             Event::OutcomeRecorded { outcome, .. } => body.outcome = Some(outcome.clone()),
-            Event::BetRefunded {
-                bet,
-                player,
-                refund_minor,
-                ..
-            } => body.bet_refunds.get_or_insert_with(Vec::new).push(Refund {
-                bet: bet.clone(),
-                player: player.clone(),
-                refund_minor: *refund_minor,
-            }),
             _ => {}
         }
     }

@@ -339,10 +339,6 @@ pub struct RoundOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub decisions_pending: Option<Vec<String>>,
-    /// Bets whose stakes were returned by this request (a disconnect before betting closed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub bet_refunds: Option<Vec<Refund>>,
 }
 
 /// A deal declared void and dealt again.

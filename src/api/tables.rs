@@ -396,7 +396,10 @@ pub enum DealerEvent {
     /// its position. All are accepted or none is.
     Cards { cards: Vec<CardRecord> },
     /// Live card games: the dealer declares the deal void (a card damaged, dealt incorrectly
-    /// or not clearly visible); where the plan re-deals, the bets stand for the new deal.
+    /// or not clearly visible); where the plan re-deals, the bets stand for the new deal. A
+    /// dealer system reports a card only once it lies correctly and clearly visible (Top
+    /// Card's valid-round rule): a deal is settled as soon as its last card is reported, so a
+    /// damaged last card is declared as a misdeal instead of being reported.
     Misdeal { reason: String },
     /// Ends the players' decision time (after the deadline, or once every player decided):
     /// the plan's automatic decision for every player who has not decided.

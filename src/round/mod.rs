@@ -907,7 +907,13 @@ impl State {
                 }),
                 Err(e) => {
                     let e = e.with_plan(&plan.key());
-                    if let Some(clause) = eng.redeals_misdeals(&plan.plan) {
+                    // A position the game does not have is a malformed report of the dealer
+                    // system, not a card dealt wrongly: refused, never a re-deal that would
+                    // void the cards already (rightly) dealt.
+                    let redeal = (e.code != game::code::BAD_POSITION)
+                        .then(|| eng.redeals_misdeals(&plan.plan))
+                        .flatten();
+                    if let Some(clause) = redeal {
                         // "krupiér vyhlásí opakované rozdání": every card of this deal,
                         // including the refused one, is discarded.
                         let mut discarded = r.cards.clone();
@@ -1237,10 +1243,13 @@ impl State {
                 continue;
             }
             if !pending.contains(player) {
-                events.push(refused(refuse(
-                    "no_decision_owed",
-                    format!("{player} owes no decision in round {round} (decided already, or holds no bet that needs one)"),
-                )));
+                events.push(refused(
+                    refuse(
+                        "no_decision_owed",
+                        format!("{player} owes no decision in round {round} (decided already, or holds no bet that needs one)"),
+                    )
+                    .clause(eng.dealing_clause(&plan.plan).unwrap_or_default()),
+                ));
                 continue;
             }
             if table.disconnected.contains(player) {
@@ -1764,8 +1773,12 @@ impl State {
                 r.misdeals += 1;
                 let table = r.table.clone();
                 if let Some(shoe) = self.tables.get_mut(&table).and_then(|t| t.shoe.as_mut()) {
+                    // A card the shoe cannot hold (a misread, a foreign card) never came out
+                    // of it.
                     for c in unlogged {
-                        shoe.take(c);
+                        if shoe.holds(c) {
+                            shoe.take(c);
+                        }
                     }
                 }
             }

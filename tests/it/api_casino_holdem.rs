@@ -1375,8 +1375,8 @@ fn closing_the_decisions_before_the_deadline_is_refused_while_a_connected_player
 /// A disconnected player's bets stand; his decision is the plan's automatic fold when the
 /// decision time runs out, and a player back in time decides himself.
 #[test]
-fn a_disconnected_player_is_folded_when_the_decision_time_runs_out_and_may_decide_if_back_in_time(
-) {
+fn a_disconnected_player_is_folded_when_the_decision_time_runs_out_and_may_decide_if_back_in_time()
+{
     // "Pokud v daném čase není zvolena žádná možnost ať už z důvodu odpojení nebo nepřítomnosti
     // sázejícího, označí se po uplynutí času na rozhodnutí volba Položit": the fold comes when
     // the time runs out, for a disconnected player as for an absent one.
@@ -1397,8 +1397,15 @@ fn a_disconnected_player_is_folded_when_the_decision_time_runs_out_and_may_decid
     ctx.connection("evo", "p1", false);
     let flop = ctx.cards_ok(&round, &ACES_OVER_FIVES.first_seven());
     assert_eq!(flop["phase"], "decisions", "{flop}");
-    assert_eq!(flop["decisions_pending"], json!(["p1", "p2", "p3"]), "{flop}");
-    assert!(flop.get("decisions").is_none(), "nobody decided for yet: {flop}");
+    assert_eq!(
+        flop["decisions_pending"],
+        json!(["p1", "p2", "p3"]),
+        "{flop}"
+    );
+    assert!(
+        flop.get("decisions").is_none(),
+        "nobody decided for yet: {flop}"
+    );
     // A disconnected player cannot decide; p2 drops too, and nothing is decided for him.
     let d = ctx.decide_ok(&round, &[("p1", "call")]);
     assert_eq!(taken(&d, "p1")["code"], "player_disconnected", "{d}");
@@ -1410,7 +1417,11 @@ fn a_disconnected_player_is_folded_when_the_decision_time_runs_out_and_may_decid
     assert_eq!(taken(&d, "p2")["status"], "taken", "{d}");
     // The disconnected p1 still owes his decision: the dealer may not close before the time.
     let (s, b) = ctx.event(&round, json!({"type": "close_decisions"}));
-    assert_eq!((s, b["code"].as_str()), (409, Some("decisions_open")), "{b}");
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (409, Some("decisions_open")),
+        "{b}"
+    );
     std::thread::sleep(Duration::from_millis(1_700));
     let (s, closed) = ctx.event(&round, json!({"type": "close_decisions"}));
     assert_eq!(s, 200, "{closed}");

@@ -1,9 +1,11 @@
 //! All integration tests link into this one binary (one link instead of one per file).
 
+mod api_baccarat;
 mod api_casino_holdem;
 mod api_openapi;
 mod api_plans;
 mod api_roulette;
+mod api_top_card;
 mod crash;
 mod plan_blackjack;
 mod plan_cards;
