@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 pub mod baccarat;
 pub mod blackjack;
 pub mod casino_holdem;
+pub mod oko_bere;
 pub mod poker_hand;
 pub mod roulette;
 pub mod top_card;

@@ -36,6 +36,14 @@ pub struct OkoBereRules {
     /// "The player can also before drawing each card increase his bet. Whenever player bets,
     /// the banker adds the same amount to the bet from the bank."
     pub raise_before_each_card: bool,
+    /// When a player bets: "The player has three options during his turn - draw another card,
+    /// bet or stop."
+    pub bet_timing: BetTiming,
+    /// Smallest raise, minor units. The document gives a "minimal bet size" only.
+    pub min_raise: i64,
+    /// Whether a bet or a raise below `min_bet` / `min_raise` may take exactly what is left of
+    /// the bank ("it is possible to bet up to the bank") when less than the minimum is left.
+    pub rest_of_bank_below_min: bool,
     /// The cut (sejmutí) at the start of each round.
     pub cut: Cut,
     /// The duel (duel): the round is played between the banker and the cutting player only.
@@ -169,6 +177,16 @@ pub enum BetCap {
     EachBetAtMostBank,
 }
 
+/// "The player has three options during his turn - draw another card, bet or stop."
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BetTiming {
+    /// Each player bets in his own turn, holding his first card and before his second. A
+    /// player who says "enough" without a bet takes no part in the round; no card is dealt to
+    /// a player with nothing at stake; a raise is made for the next card, which follows it.
+    OwnTurnAfterFirstCard,
+}
+
 /// "At the start of each round the banker asks one player to slice the deck."
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -225,7 +243,8 @@ pub enum DuelFirstCard {
 #[serde(rename_all = "snake_case")]
 pub enum FirstToAct {
     /// The player to the right of the cutter starts; play goes on to the right (counter-
-    /// clockwise) and reaches the banker last.
+    /// clockwise) and reaches the banker last. The first card of each player is dealt in the
+    /// same order, the banker's last.
     RightOfCutterThenRightwardsBankerLast,
 }
 
@@ -533,6 +552,21 @@ impl OkoBereRules {
                 ),
             );
         }
+        if self.min_raise <= 0 {
+            err(
+                "min_raise",
+                "the minimum raise is at least one minor unit".into(),
+            );
+        }
+        if self.min_raise > self.min_bank {
+            err(
+                "min_raise",
+                format!(
+                    "the minimum raise {} exceeds the minimum bank {}: a minimal bank could not match it",
+                    self.min_raise, self.min_bank
+                ),
+            );
+        }
         if self.win_ratio != Ratio::ONE {
             err(
                 "win_ratio",
@@ -786,6 +820,9 @@ mod tests {
             bet_cap: BetCap::TotalActiveBetsAtMostBank,
             win_ratio: Ratio::ONE,
             raise_before_each_card: true,
+            bet_timing: BetTiming::OwnTurnAfterFirstCard,
+            min_raise: 1_000,
+            rest_of_bank_below_min: true,
             cut: Cut {
                 every_round: true,
                 by: CutBy::PlayerChosenByBanker,
@@ -949,6 +986,16 @@ mod tests {
         let mut r = rules();
         r.min_bet = 0;
         assert_eq!(complaints(&r), vec!["rules.oko_bere.min_bet".to_string()]);
+    }
+
+    #[test]
+    fn minimum_raise_must_fit_in_the_minimum_bank() {
+        let mut r = rules();
+        r.min_raise = r.min_bank + 1;
+        assert_eq!(complaints(&r), vec!["rules.oko_bere.min_raise".to_string()]);
+        let mut r = rules();
+        r.min_raise = 0;
+        assert_eq!(complaints(&r), vec!["rules.oko_bere.min_raise".to_string()]);
     }
 
     #[test]
