@@ -8,6 +8,7 @@ pub mod baccarat;
 pub mod blackjack;
 pub mod casino_holdem;
 pub mod poker_hand;
+pub mod poker_room;
 pub mod roulette;
 pub mod top_card;
 
