@@ -905,6 +905,11 @@ impl<'p> PokerRoomEngine<'p> {
         if !rules.showdown.all_cards_shown_to_win || !rules.showdown.cards_speak {
             return unsupported("a showdown where cards do not speak");
         }
+        // A poker player's automatic decision never puts chips in for him.
+        match plan.policies.decision_timeout.as_ref().map(|d| d.automatic) {
+            Some(AutoDecision::CheckOrFold) | None => {}
+            Some(_) => return unsupported("an automatic decision other than check-or-fold"),
+        }
         if rules.smallest_chip <= 0 || rules.seats_max < 2 {
             return unsupported("a table without chips or seats");
         }
@@ -1041,16 +1046,6 @@ impl<'p> PokerRoomEngine<'p> {
     pub fn automatic_decision(&self, t: &Table) -> Option<Action> {
         let turn = self.turn(t)?;
         let seat = turn.seat;
-        match self
-            .plan
-            .policies
-            .decision_timeout
-            .as_ref()
-            .map(|d| d.automatic)
-        {
-            Some(AutoDecision::CheckOrFold) | None => {}
-            Some(other) => unreachable!("lint keeps poker plans to check_or_fold, not {other:?}"),
-        }
         Some(if turn.to_call_minor == 0 {
             Action::Check { seat }
         } else {

@@ -428,7 +428,7 @@ impl PokerRoomEngine<'_> {
         if dealt.len() == 2 {
             // "Při hře dvou hráčů je small blind na buttonu."
             let other = *dealt.iter().find(|&&s| s != bb).expect("two dealt in");
-            if other != bb && matches!(status(other), Status::New(_)) {
+            if matches!(status(other), Status::New(_)) {
                 // A new player would start on the button.
                 return Err(draw());
             }
