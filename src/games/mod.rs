@@ -9,6 +9,7 @@ pub mod blackjack;
 pub mod casino_holdem;
 pub mod oko_bere;
 pub mod poker_hand;
+pub mod poker_room;
 pub mod roulette;
 pub mod top_card;
 

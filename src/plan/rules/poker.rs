@@ -95,7 +95,18 @@ pub struct BuyIn {
     pub return_window_minutes: u32,
     /// "… musí mít minimálně takový počet žetonů, jako když opouštěl původní stůl."
     pub return_within_window: TableEntry,
+    /// Chips a seated player adds to his stack. The document does not say.
+    pub top_up: TopUp,
     pub clause: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TopUp {
+    /// Between hands only (never while he is dealt in: a hand is played for the chips in
+    /// front of the player when it starts), any whole number of chips up to the maximum
+    /// buy-in; a player who has lost every chip buys in again with at least the minimum.
+    BetweenHandsUpToMax,
 }
 
 /// What a player needs to sit down at a table.
@@ -269,8 +280,10 @@ pub struct Betting {
     /// "Poklepání na stůl označuje check."
     pub tap_is_check: bool,
     /// "Vložení jeden a půl plné sázky je považováno za zvýšení a hráč musí doplnit počet
-    /// žetonů do plné výše": chips pushed in of at least this multiple of the bet faced are a
-    /// raise that must be completed to a full raise.
+    /// žetonů do plné výše": chips pushed in without a declaration are a raise that must be
+    /// completed to a full raise when the part above the call is at least (this − 1) × the
+    /// last full bet or raise of the betting round (for a player facing a bet with nothing
+    /// in front of him: this multiple of the bet).
     pub completed_raise_threshold: Ratio,
     /// Chips pushed in (without a declaration) above a call but below the threshold.
     pub below_threshold: BelowThreshold,
@@ -741,6 +754,7 @@ mod tests {
                 voluntary_change: TableEntry::MinBuyIn,
                 return_window_minutes: 120,
                 return_within_window: TableEntry::ChipsLeftWith,
+                top_up: TopUp::BetweenHandsUpToMax,
                 clause: "Buy-in".into(),
             },
             blinds: Blinds {
