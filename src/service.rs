@@ -26,8 +26,8 @@ use sha2::{Digest, Sha256};
 
 use crate::api::dto::{
     BetResult, BetsReply, ConnectionReply, DecisionResult, MisdealNotice, ProblemDocument,
-    RoundOpenedReply, RoundOutcome, ShoeReply, SpinRejected, SpinResult, TableClosedReply,
-    TableOpenedReply,
+    RoundOpenedReply, RoundOutcome, ShoeReply, SpinRejected, SpinResult, TableActionReply,
+    TableClosedReply, TableOpenedReply,
 };
 use crate::games::Refusal;
 use crate::plan::canonical::hex;
@@ -95,6 +95,11 @@ pub enum Command {
         table: String,
         change: bool,
     },
+    /// An act at a player-versus-player table; `None`: the plan's automatic act.
+    TableAction {
+        table: String,
+        action: Option<Value>,
+    },
     Void {
         round: String,
         reason: String,
@@ -123,6 +128,7 @@ impl Command {
             Command::CloseDecisions { .. } => "close_decisions",
             Command::Shoe { change: false, .. } => "shuffle_shoe",
             Command::Shoe { change: true, .. } => "change_shoe",
+            Command::TableAction { .. } => "table_action",
             Command::Void { .. } => "void",
             Command::Connection { .. } => "player_connection",
         }
@@ -135,6 +141,7 @@ impl Command {
             | Command::CloseTable { table, .. }
             | Command::OpenRound { table }
             | Command::Shoe { table, .. }
+            | Command::TableAction { table, .. }
             | Command::Connection { table, .. } => (Some(table.clone()), None),
             Command::Bets { round, .. }
             | Command::CloseBetting { round }
@@ -1194,6 +1201,39 @@ impl Writer {
                     }
                 }
             }
+            Command::TableAction { table, action } => {
+                match state.decide_table_action(op, table, action.as_ref(), now) {
+                    Ok(events) => {
+                        let reply = match &events[0] {
+                            Event::TableAction {
+                                action,
+                                effects,
+                                automatic,
+                                ..
+                            } => {
+                                let t = &state.tables[table];
+                                // The state after the action, for `expected`.
+                                let mut after =
+                                    t.game.clone().expect("a player-versus-player table");
+                                let pvp = crate::round::PvpEngine::new(&t.loaded.plan)
+                                    .and_then(Result::ok)
+                                    .expect("the table's engine was built when it opened");
+                                let _ = pvp.apply(&mut after, action, now);
+                                TableActionReply {
+                                    table: table.clone(),
+                                    action: action.clone(),
+                                    automatic: *automatic,
+                                    effects: effects.clone(),
+                                    expected: pvp.expected(&after),
+                                }
+                            }
+                            _ => unreachable!("decide_table_action returns a TableAction"),
+                        };
+                        (events, Reply::ok(200, &reply))
+                    }
+                    Err(r) => refused(r),
+                }
+            }
             Command::Shoe { table, change } => match state.decide_shoe(op, table, *change) {
                 Ok(events) => {
                     let cards_seen = events
@@ -1500,7 +1540,8 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
         Event::PlayerDisconnected { table, .. }
         | Event::PlayerReconnected { table, .. }
         | Event::ShoeShuffled { table, .. }
-        | Event::ShoeChanged { table, .. } => (Some(table), None, None),
+        | Event::ShoeChanged { table, .. }
+        | Event::TableAction { table, .. } => (Some(table), None, None),
         Event::BetRefunded { round, bet, .. } => (round.split('.').next(), Some(round), Some(bet)),
         Event::DecisionTaken {
             round,

@@ -552,3 +552,22 @@ pub struct Health {
     /// Entries in the audit log.
     pub log_entries: u64,
 }
+
+/// `200` to `POST /v1/tables/{table}/actions`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TableActionReply {
+    pub table: String,
+    /// The action applied (the plan's own when `automatic`).
+    #[schema(value_type = Object)]
+    pub action: Value,
+    pub automatic: bool,
+    /// What it did: chips moved between stacks, bank and pots, cards, hands won or voided.
+    /// Chips enter and leave the table only by the effects of sitting down, buying in and
+    /// leaving (cashing out).
+    #[schema(value_type = Vec<Object>)]
+    pub effects: Value,
+    /// What the table waits for now.
+    #[schema(value_type = Object)]
+    pub expected: Value,
+}

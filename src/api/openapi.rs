@@ -61,6 +61,7 @@ machine `code`; a refusal by a rule of the plan also names the plan (`id@version
         tables::void_round,
         tables::post_decisions,
         tables::shoe,
+        tables::table_action,
         tables::get_settlement,
         tables::recall,
         audit::entries,

@@ -84,6 +84,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(tables::void_round)
         .service(tables::post_decisions)
         .service(tables::shoe)
+        .service(tables::table_action)
         .service(tables::get_settlement)
         .service(tables::recall)
         .service(audit::entries)

@@ -12,8 +12,8 @@ use utoipa::ToSchema;
 use super::auth::Caller;
 use super::dto::{
     BetsReply, BetsRequest, ConnectionReply, IdempotencyKey, LoggedEntry, ProblemDocument, Recall,
-    RoundOpenedReply, RoundOutcome, SettledRound, SettlementDocument, ShoeReply, TableClosedReply,
-    TableOpenedReply, VoidedRound,
+    RoundOpenedReply, RoundOutcome, SettledRound, SettlementDocument, ShoeReply, TableActionReply,
+    TableClosedReply, TableOpenedReply, VoidedRound,
 };
 use super::problem::Problem;
 use super::startup::AppState;
@@ -629,6 +629,68 @@ pub async fn shoe(
         Command::Shoe {
             table: path.into_inner(),
             change: matches!(b.action, ShoeActionKind::Change),
+        },
+    )
+    .await
+}
+
+/// Posts an act at a player-versus-player table (Oko bere, the C40 poker room).
+///
+/// The body is one action of the table's game, e.g. `{"action": "bet", "seat": 2,
+/// "stake_minor": 2000}` (Oko bere) or `{"action": "raise", "seat": 4, "to_minor": 6000}`
+/// (poker); `{"action": "automatic"}` applies the plan's act for the player who has not acted
+/// in time (poker: check, or fold when facing a bet). The engine checks it against the rules
+/// and the plan; the reply lists its effects (chips moved, pots awarded, a hand voided) and
+/// what the table waits for next. Roles: **operator**, own tables only.
+#[utoipa::path(
+    tag = "tables",
+    security(("api_key" = [])),
+    params(("table" = String, Path, description = "The table id."), IdempotencyKey),
+    request_body(
+        content = Object,
+        description = "One action of the table's game (see the engine's documentation), or `{\"action\": \"automatic\"}`.",
+        examples(
+            ("poker_sit_down" = (summary = "Poker: a player buys in", value = json!({"action": "sit_down", "seat": 3, "player": "p1", "chips_minor": 200_000, "entry": "buy_in"}))),
+            ("poker_raise" = (summary = "Poker: a raise", value = json!({"action": "raise", "seat": 4, "to_minor": 6_000}))),
+            ("oko_bet" = (summary = "Oko bere: a bet", value = json!({"action": "bet", "seat": 2, "stake_minor": 2_000}))),
+            ("automatic" = (summary = "The plan's act for the player who has not acted", value = json!({"action": "automatic"}))),
+        ),
+    ),
+    responses(
+        (status = 200, description = "Applied and logged.", body = TableActionReply),
+        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`table_closed`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "The rules refuse the action (its code, with `plan` and `clause`), `malformed_action`, `not_in_game` (a table played against the house), `no_automatic_decision`, or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
+#[post("/v1/tables/{table}/actions")]
+pub async fn table_action(
+    state: web::Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
+    let action: Value = parse(&body)?;
+    if !action.is_object() {
+        return Err(Problem::bad_request(
+            "malformed_json",
+            "an action is a JSON object with an \"action\" field",
+        ));
+    }
+    let automatic = action.get("action").and_then(Value::as_str) == Some("automatic");
+    run(
+        &state,
+        &caller,
+        &req,
+        &body,
+        Command::TableAction {
+            table: path.into_inner(),
+            action: if automatic { None } else { Some(action) },
         },
     )
     .await

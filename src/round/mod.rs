@@ -25,8 +25,10 @@ use crate::plan::rules::Family;
 use crate::plan::{LoadedPlan, PlanSet};
 
 pub mod game;
+pub mod pvp;
 
 pub use game::{CardRecord, Engine, Next, Placements, Position};
+pub use pvp::{PvpEngine, PvpState};
 
 /// Upper bounds on everything a request can grow (TigerBeetle style: a limit on everything).
 pub const MAX_BETS_PER_REQUEST: usize = 500;
@@ -219,6 +221,15 @@ pub enum Event {
         outcome: Value,
         source: Mode,
     },
+    /// An act at a player-versus-player table (Oko bere, the poker room), with the effects
+    /// the rules gave it. `automatic`: the plan's act for a player who did not act in time.
+    TableAction {
+        table: String,
+        action: Value,
+        effects: Value,
+        automatic: bool,
+        at: DateTime<Utc>,
+    },
     /// Any other operator command refused (opening a table or round, a void, …): what was
     /// asked, of which table or round, and why not.
     CommandRefused {
@@ -258,6 +269,7 @@ impl Event {
         "decision_taken",
         "decisions_closed",
         "outcome_recorded",
+        "table_action",
     ];
 
     /// The audit entry kind.
@@ -287,6 +299,7 @@ impl Event {
             Event::DecisionTaken { .. } => "decision_taken",
             Event::DecisionsClosed { .. } => "decisions_closed",
             Event::OutcomeRecorded { .. } => "outcome_recorded",
+            Event::TableAction { .. } => "table_action",
         }
     }
 
@@ -478,6 +491,12 @@ pub struct TableState {
     /// Card games in live mode: the shoe as the dealt cards have used it.
     #[schema(required = true)]
     pub shoe: Option<ShoeState>,
+    /// Player-versus-player tables: the seats, stacks, bank or pots and the hand in play, as
+    /// the family's engine keeps them.
+    #[schema(required = true, value_type = Option<Object>)]
+    pub game: Option<PvpState>,
+    /// Player-versus-player tables: actions applied so far.
+    pub actions: u64,
     #[serde(skip)]
     pub loaded: Arc<LoadedPlan>,
 }
@@ -565,7 +584,24 @@ impl State {
         let loaded = plans
             .get(&r)
             .ok_or_else(|| refuse("plan_not_found", format!("no plan {r} is loaded")))?;
-        engine(loaded)?;
+        match PvpEngine::new(&loaded.plan) {
+            Some(pvp) => {
+                pvp?;
+                // Cards at these tables are dealt by people and reported as actions.
+                if mode != Mode::Live {
+                    return Err(refuse(
+                        "mode_not_supported",
+                        format!(
+                            "{} tables are played live: the dealer system reports every card as an action",
+                            loaded.key()
+                        ),
+                    ));
+                }
+            }
+            None => {
+                engine(loaded)?;
+            }
+        }
         if !loaded.plan.plan.modes.contains(&mode) {
             return Err(refuse(
                 "mode_not_allowed",
@@ -599,6 +635,14 @@ impl State {
         let t = self.table_of_operator(operator, table)?;
         if !t.open {
             return Err(refuse("table_closed", format!("table {table} is closed")));
+        }
+        if t.game.is_some() {
+            return Err(refuse(
+                game::code::NOT_IN_GAME,
+                format!(
+                    "table {table} is played between players: post its actions (POST /v1/tables/{table}/actions), it has no rounds"
+                ),
+            ));
         }
         if let Some(current) = &t.current_round {
             return Err(refuse(
@@ -1431,6 +1475,17 @@ impl State {
                 format!("table {table} is already closed"),
             ));
         }
+        if let (Some(game), Ok(Some(pvp))) = (&t.game, PvpEngine::new(&t.loaded.plan).transpose()) {
+            let chips = pvp.chips_at_table_minor(game);
+            if chips != 0 {
+                return Err(refuse(
+                    "chips_at_table",
+                    format!(
+                        "{chips} minor units of chips are still at table {table}: the players cash out (or the table's closing action pays them) before it closes"
+                    ),
+                ));
+            }
+        }
         let mut events = Vec::new();
         // A table closed with a round open returns every stake of that round (the plans' error
         // and table-closure policies: "sázející obdrží žetony ve výši své původní sázky").
@@ -1489,6 +1544,52 @@ impl State {
         Ok(events)
     }
 
+    /// An act at a player-versus-player table, or with `automatic` the plan's act for the
+    /// player who has not acted in time.
+    pub fn decide_table_action(
+        &self,
+        operator: &str,
+        table: &str,
+        action: Option<&Value>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Event>, Refusal> {
+        let t = self.table_of_operator(operator, table)?;
+        if !t.open {
+            return Err(refuse("table_closed", format!("table {table} is closed")));
+        }
+        let (Some(game), Some(pvp)) = (&t.game, PvpEngine::new(&t.loaded.plan)) else {
+            return Err(refuse(
+                game::code::NOT_IN_GAME,
+                format!("table {table} plays rounds against the house: it takes bets, not actions"),
+            ));
+        };
+        let pvp = pvp?;
+        let (action, automatic) = match action {
+            Some(a) => (a.clone(), false),
+            None => match pvp.automatic(game) {
+                Some(a) => (a, true),
+                None => {
+                    return Err(refuse(
+                        pvp::code::NO_AUTOMATIC_DECISION,
+                        format!("nobody at table {table} owes an act the plan could take for him"),
+                    )
+                    .clause(timeout_clause(&t.loaded)))
+                }
+            },
+        };
+        let mut scratch = game.clone();
+        let effects = pvp
+            .apply(&mut scratch, &action, now)
+            .map_err(|e| e.with_plan(&t.loaded.key()))?;
+        Ok(vec![Event::TableAction {
+            table: table.to_string(),
+            action,
+            effects,
+            automatic,
+            at: now,
+        }])
+    }
+
     // ----- evolution -------------------------------------------------------------------
 
     /// Folds one event into the state. Errors mean the log contradicts the rules or itself
@@ -1533,6 +1634,10 @@ impl State {
                         current_round: None,
                         disconnected: BTreeSet::new(),
                         shoe,
+                        game: PvpEngine::new(&loaded.plan)
+                            .and_then(Result::ok)
+                            .map(|e| e.new_state()),
+                        actions: 0,
                         loaded: Arc::new(loaded.clone()),
                     },
                 );
@@ -1852,6 +1957,32 @@ impl State {
                 r.phase = Phase::BettingClosed;
                 r.decisions_closed = true;
                 r.decisions_pending.clear();
+            }
+            Event::TableAction {
+                table,
+                action,
+                effects,
+                at,
+                ..
+            } => {
+                let t = self
+                    .tables
+                    .get_mut(table)
+                    .ok_or("action at an unknown table")?;
+                let loaded = t.loaded.clone();
+                let pvp = PvpEngine::new(&loaded.plan)
+                    .ok_or("an action at a table played against the house")?
+                    .map_err(|e| e.to_string())?;
+                let game = t.game.as_mut().ok_or("a table without its game")?;
+                let derived = pvp
+                    .apply(game, action, *at)
+                    .map_err(|e| format!("table {table}: a logged action the rules refuse: {e}"))?;
+                if &derived != effects {
+                    return Err(format!(
+                        "table {table}: the logged effects differ from the ones the rules derive"
+                    ));
+                }
+                t.actions += 1;
             }
             Event::OutcomeRecorded { round, outcome, .. } => {
                 self.rounds

@@ -574,7 +574,7 @@ fn operator_commands_declare_the_idempotency_key_the_server_demands() {
             "POST {path} without an Idempotency-Key: {b}"
         );
     }
-    assert_eq!(commands, 9, "the operator commands");
+    assert_eq!(commands, 10, "the operator commands");
     // And those without it need none.
     let (s, b) = api.call(
         "POST",
@@ -984,6 +984,48 @@ fn real_requests_and_responses_match_the_spec() {
     assert_eq!(shoe("t-live", "shuffle").0, 422, "no_shoe");
     assert_eq!(shoe("nope", "shuffle").0, 404);
     note("POST", "/v1/tables/{table}/shoe");
+    // A player-versus-player table takes actions.
+    assert_eq!(
+        open(
+            op1,
+            json!({"table": "poker", "plan": "c40-poker-holdem-cash@1", "mode": "live"})
+        )
+        .0,
+        201
+    );
+    let act = |table: &str, a: Value| api.command("/v1/tables/{table}/actions", &[table], op1, a);
+    let (s, b) = act(
+        "poker",
+        json!({"action": "sit_down", "seat": 1, "player": "p1", "chips_minor": 1_000_000, "entry": "buy_in"}),
+    );
+    assert_eq!(s, 200, "{b}");
+    assert!(
+        b["effects"].as_array().is_some_and(|e| !e.is_empty()),
+        "{b}"
+    );
+    let (s, b) = act(
+        "poker",
+        json!({"action": "sit_down", "seat": 1, "player": "p2", "chips_minor": 1_000_000, "entry": "buy_in"}),
+    );
+    assert_eq!(s, 422, "the seat is taken: {b}");
+    assert_eq!(
+        act("poker", json!({"action": "automatic"})).0,
+        422,
+        "nobody owes a decision"
+    );
+    let (s, b) = act("t-live", json!({"action": "fold", "seat": 1}));
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (422, Some("not_in_game")),
+        "a roulette table: {b}"
+    );
+    assert_eq!(act("nope", json!({"action": "fold", "seat": 1})).0, 404);
+    assert_eq!(
+        round_of_status(&api, op1, "poker"),
+        422,
+        "no rounds at a poker table"
+    );
+    note("POST", "/v1/tables/{table}/actions");
 
     // A voided round, and one not settled.
     let void_round = round_of("t-live");
@@ -1177,4 +1219,9 @@ fn docs_page_works_offline() {
         (r.status, media_type(&r.content_type)),
         (404, "application/problem+json")
     );
+}
+
+fn round_of_status(api: &Api, key: &str, table: &str) -> u16 {
+    api.command("/v1/tables/{table}/rounds", &[table], key, json!({}))
+        .0
 }
