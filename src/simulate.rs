@@ -31,7 +31,9 @@ use rand::RngCore;
 use rand_chacha::ChaCha20Rng;
 use serde::Serialize;
 
-use crate::games::baccarat::{BaccaratBetRequest, BaccaratEngine, BaccaratPlacement, Fraction};
+use crate::games::baccarat::{
+    BaccaratBetRequest, BaccaratEngine, BaccaratPlacement, Fraction, SETTLEMENT_SLOTS,
+};
 use crate::games::casino_holdem::{CasinoHoldemEngine, HoldemBetRequest};
 use crate::games::roulette::{Placement, RouletteBetRequest, RouletteEngine, POCKETS};
 use crate::games::top_card::{TopCardBetRequest, TopCardEngine, TopCardPlacement};
@@ -121,11 +123,21 @@ impl BetStats {
 
     #[inline]
     fn add(&mut self, p: &Payout) {
+        self.add_n(p, 1);
+    }
+
+    /// `n` rounds that each paid `p`.
+    #[inline]
+    fn add_n(&mut self, p: &Payout, n: u64) {
+        if n == 0 {
+            return;
+        }
         let total = i128::from(p.total_minor());
-        self.rounds += 1;
-        self.staked_minor += i128::from(p.stake_minor);
-        self.returned_minor += total;
-        self.returned_sq += total * total;
+        let count = i128::from(n);
+        self.rounds += n;
+        self.staked_minor += i128::from(p.stake_minor) * count;
+        self.returned_minor += total * count;
+        self.returned_sq += total * total * count;
         self.largest_win_minor = self.largest_win_minor.max(p.win_minor);
     }
 
@@ -366,10 +378,22 @@ fn baccarat(
 ) -> Result<Vec<BetStats>, Refusal> {
     let engine = BaccaratEngine::new(plan)?;
     let (placements, mut stats) = split(baccarat_placements(&engine, plan)?);
+    let prepared = engine.prepare(&placements)?;
+    // How often each bet was settled in each slot; a slot's payout is the same every time.
+    let mut counts = vec![[0u64; SETTLEMENT_SLOTS]; prepared.len()];
+    let mut slots = vec![0u8; prepared.len()];
     for r in 0..rounds {
         let outcome = engine.coup_outcome(&engine.deal_coup_from(stream));
-        record(&mut stats, &engine.settle(&placements, &outcome)?);
+        engine.settle_prepared(&prepared, &outcome, &mut slots)?;
+        for (c, &s) in counts.iter_mut().zip(&slots) {
+            c[usize::from(s)] += 1;
+        }
         tick(r, progress);
+    }
+    for (i, (st, c)) in stats.iter_mut().zip(&counts).enumerate() {
+        for (slot, &n) in c.iter().enumerate().filter(|(_, n)| **n > 0) {
+            st.add_n(&prepared.payout(i, slot)?, n);
+        }
     }
     Ok(stats)
 }
@@ -563,6 +587,38 @@ pub fn exact_returns(plan: &Plan) -> Result<Vec<ExactReturn>, Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn plan(id: &str) -> Plan {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("game_plans");
+        crate::plan::registry::load_file(
+            &dir.join(format!("{id}@1.toml")),
+            Some(&dir.join("sources")),
+        )
+        .unwrap_or_else(|f| panic!("{id} loads: {f:?}"))
+        .plan
+    }
+
+    #[test]
+    fn baccarat_simulation_totals_are_the_sums_of_settle_round_by_round() {
+        // The simulation settles through prepared bets and counts slots; the same rounds
+        // settled one by one with the service's `settle` give the same totals and the same
+        // largest wins.
+        for id in ["synot-baccarat", "evolution-speed-baccarat"] {
+            let p = plan(id);
+            let rounds = 5000;
+            let sim = simulate(&p, [5; 32], rounds, &mut |_| {}).unwrap();
+            let engine = BaccaratEngine::new(&p).unwrap();
+            let (placements, mut want) = split(baccarat_placements(&engine, &p).unwrap());
+            let mut stream = rng::stream([5; 32]);
+            for _ in 0..rounds {
+                let o = engine.coup_outcome(&engine.deal_coup_from(&mut stream));
+                record(&mut want, &engine.settle(&placements, &o).unwrap());
+            }
+            want.iter_mut().for_each(BetStats::finish);
+            assert_eq!(sim.bets, want, "{id}");
+            assert!(sim.bets.iter().any(|b| b.largest_win_minor > 0));
+        }
+    }
 
     #[test]
     fn a_u64_seed_is_little_endian_and_zero_padded() {
