@@ -10,17 +10,26 @@
 //! - roulette: one number per round, [`crate::rng::uniform_below`]`(stream, 37)`;
 //! - baccarat: [`BaccaratEngine::deal_coup_from`] (a freshly shuffled full shoe per coup,
 //!   continuing the stream);
-//! - Top Card: the engine deals only from a 32-byte seed ([`TopCardEngine::deal_from_seed`]),
-//!   so each round's seed is the next 32 bytes of the stream (`RngCore::fill_bytes`).
-//!
+//! - Top Card: [`TopCardEngine::deal_from`] (a freshly shuffled full shoe per deal,
+//!   continuing the stream);
 //! - Casino Hold'em: each round's deal from the next 32 bytes of the stream (the engine's
-//!   `rng_deal` takes a seed); the player always calls.
+//!   `rng_deal` takes a seed).
 //!
-//! **Bets.** Every round places one bet of every bet type of the plan (for Egalite Extra, one
-//! per total of `rules.baccarat.egalite_extra.totals`) at the bet type's `min_bet`, through
-//! the engine's `place`, and settles them with the engine's `settle`. Roulette bets lie on
-//! one representative spot per bet type: straight 17, split 17-20, street 16-17-18, corner
-//! 17-18-20-21, line 16–21, dozen_2, column_2, red, even, low.
+//! **Bets** ([`strategy`]). Every round places one bet of every bet type of the plan (for
+//! Egalite Extra, one per total of `rules.baccarat.egalite_extra.totals`) at the bet type's
+//! `min_bet`, through the engine's `place`, and settles them with the engine's settlement.
+//! Roulette bets lie on one representative spot per bet type: straight 17, split 17-20, street
+//! 16-17-18, corner 17-18-20-21, line 16–21, dozen_2, column_2, red, even, low. Baccarat bets
+//! are [prepared](BaccaratEngine::prepare) once and each coup settled with
+//! [`BaccaratEngine::settle_prepared`], the code [`BaccaratEngine::settle`] runs for the
+//! service, without building a `Payout` per bet: the run counts how often each bet was paid
+//! in each slot and adds up the slots' payouts at the end.
+//!
+//! **Casino Hold'em strategy: always call.** The Ante and every side bet (not Call Blind) at
+//! `min_bet`; the player calls every hand (the Call is `call_multiple` × the Ante) and never
+//! folds, which is not the best strategy: folding the worst hands returns more. The `ante`
+//! and `call` rows are each bet's own return; `ante+call` is the hand as a whole (both
+//! stakes of a round as one).
 //!
 //! **Statistics.** Per bet: rounds, total staked, total returned ([`Payout::total_minor`]),
 //! largest single win (`win_minor`, on top of the returned stake), and the return to player
@@ -178,7 +187,27 @@ pub struct Simulation {
     /// The seed as 64 hex digits.
     pub seed: String,
     pub rounds: u64,
+    /// What is bet each round, and how the player decides where the game asks him to.
+    pub strategy: &'static str,
     pub bets: Vec<BetStats>,
+}
+
+/// The bets a run places and the player's decisions, by family (the module documentation).
+pub fn strategy(family: Family) -> &'static str {
+    match family {
+        Family::Roulette => {
+            "every bet type at its min_bet each round, each on one representative spot"
+        }
+        Family::Baccarat => {
+            "every bet type at its min_bet each round, Egalite Extra on each of its totals"
+        }
+        Family::CasinoHoldem => {
+            "always call: the Ante and every side bet at min_bet each round; the player calls \
+             every hand (Call = call_multiple x Ante) and never folds; 'ante+call' is the hand \
+             as a whole"
+        }
+        _ => "every bet type at its min_bet each round",
+    }
 }
 
 /// One bet's exact return per unit staked.
@@ -233,6 +262,7 @@ pub fn simulate(
         family: plan.plan.family,
         seed: seed_hex(&seed),
         rounds,
+        strategy: strategy(plan.plan.family),
         bets,
     })
 }
@@ -423,10 +453,8 @@ fn top_card(
 ) -> Result<Vec<BetStats>, Refusal> {
     let engine = TopCardEngine::new(plan)?;
     let (placements, mut stats) = split(top_card_placements(&engine, plan)?);
-    let mut seed = [0u8; 32];
     for r in 0..rounds {
-        stream.fill_bytes(&mut seed);
-        let outcome = engine.outcome(&engine.deal_from_seed(seed))?;
+        let outcome = engine.outcome(&engine.deal_from(stream))?;
         record(&mut stats, &engine.settle(&placements, &outcome)?);
         tick(r, progress);
     }
@@ -437,14 +465,17 @@ fn top_card(
 /// Call is the engine's `decide(Call)`: `call_multiple` × the Ante). Each round's deal comes
 /// from the next 32 bytes of the stream ([`CasinoHoldemEngine::rng_deal`] takes a seed) and
 /// goes through `deal_card` / `close_decisions` as the service feeds it. One row per bet type
-/// the settlement pays (`ante`, `call`, the flop bonus, Casino Razz).
+/// the settlement pays (`ante`, `call`, the flop bonus, Casino Razz), then `ante+call`: the
+/// Ante and the Call of each round as one stake, the return of the hand.
 fn casino_holdem(
     plan: &Plan,
     stream: &mut ChaCha20Rng,
     rounds: u64,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Vec<BetStats>, Refusal> {
-    use crate::games::casino_holdem::{Deal, Decision, Next, CALL, CALL_BLIND};
+    use crate::games::casino_holdem::{Deal, Decision, Next, ANTE, CALL, CALL_BLIND};
+    /// The row of the Ante and the Call together.
+    const HAND: &str = "ante+call";
     let engine = CasinoHoldemEngine::new(plan)?;
     let mut placements = Vec::new();
     for b in plan
@@ -458,6 +489,7 @@ fn casino_holdem(
         })?);
     }
     let mut stats: Vec<BetStats> = Vec::new();
+    let mut whole: Option<BetStats> = None;
     let mut seed = [0u8; 32];
     for r in 0..rounds {
         stream.fill_bytes(&mut seed);
@@ -479,6 +511,7 @@ fn casino_holdem(
             }
         }
         let settlement = engine.settle(&round, &deal)?;
+        let mut hand = Payout::lose(0);
         for bp in &settlement.payouts {
             let i = match stats.iter().position(|s| s.bet == bp.bet_type) {
                 Some(i) => i,
@@ -488,11 +521,27 @@ fn casino_holdem(
                 }
             };
             stats[i].add(&bp.payout);
+            if bp.bet_type == ANTE || bp.bet_type == CALL {
+                hand.stake_minor += bp.payout.stake_minor;
+                hand.returned_minor += bp.payout.returned_minor;
+                hand.win_minor += bp.payout.win_minor;
+            }
+        }
+        // The stake of the hand is the same every round: the Ante and a Call of a fixed
+        // multiple of it.
+        match &mut whole {
+            Some(w) => w.add(&hand),
+            None => {
+                let mut w = BetStats::new(HAND.to_string(), hand.stake_minor);
+                w.add(&hand);
+                whole = Some(w);
+            }
         }
         tick(r, progress);
     }
-    // The plan's order.
+    // The plan's order, then the hand as a whole.
     stats.sort_by_key(|s| plan.bets.iter().position(|b| b.id == s.bet));
+    stats.extend(whole);
     Ok(stats)
 }
 
