@@ -44,6 +44,52 @@ pub fn uniform_below(rng: &mut ChaCha20Rng, m: u32) -> u32 {
     }
 }
 
+/// [`uniform_below`] for one bound used many times: the rejection zone and a reciprocal of `m`
+/// computed once, so that a draw costs no division. Draws exactly what `uniform_below(rng, m)`
+/// draws from the same stream (the same words rejected, the same `x mod m`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UniformBelow {
+    m: u32,
+    zone: u32,
+    /// `⌊(2⁶⁴ − 1) / m⌋ + 1` (mod 2⁶⁴), for [`UniformBelow::reduce`].
+    reciprocal: u64,
+}
+
+impl UniformBelow {
+    /// The draw below `m`; `m ≥ 1`.
+    pub fn new(m: u32) -> UniformBelow {
+        assert!(m >= 1, "a draw needs at least one outcome");
+        UniformBelow {
+            m,
+            zone: (u32::MAX / m) * m,
+            reciprocal: (u64::MAX / u64::from(m)).wrapping_add(1),
+        }
+    }
+
+    pub fn bound(&self) -> u32 {
+        self.m
+    }
+
+    /// The next draw: reject `x ≥ zone`, else `x mod m`.
+    #[inline]
+    pub fn sample(&self, rng: &mut ChaCha20Rng) -> u32 {
+        loop {
+            let x = rng.next_u32();
+            if x < self.zone {
+                return self.reduce(x);
+            }
+        }
+    }
+
+    /// `x mod m` without a division, by Lemire, Kaser and Kurz's direct remainder ("Faster
+    /// remainder by direct computation", 2019): exact for every 32-bit `x` and `m ≥ 1`.
+    #[inline]
+    pub fn reduce(&self, x: u32) -> u32 {
+        let low = self.reciprocal.wrapping_mul(u64::from(x));
+        ((u128::from(low) * u128::from(self.m)) >> 64) as u32
+    }
+}
+
 /// A roulette number (or any of `pockets` outcomes) from a seed: the first draw of the stream.
 pub fn draw_pocket(seed: [u8; 32], pockets: u32) -> u32 {
     uniform_below(&mut stream(seed), pockets)
@@ -75,6 +121,10 @@ pub struct ShoeShuffle {
     pub(crate) len: u32,
     /// Most cards one shuffle deals.
     max_cards: usize,
+    /// Step `i`'s draw, below `len − i`, for the first `max_cards` steps.
+    steps: [UniformBelow; MAX_SWAPS],
+    /// `p mod deck_len`: a position's card in the unshuffled shoe.
+    of_deck: UniformBelow,
 }
 
 impl ShoeShuffle {
@@ -84,11 +134,19 @@ impl ShoeShuffle {
         let mut deck = [Card::new(Rank::Two, Suit::Clubs); 52];
         deck[..cards.len()].copy_from_slice(&cards);
         let len = u32::try_from(shoe.total_cards()).ok()?;
-        (shoe.total_cards() >= max_cards && max_cards <= MAX_SWAPS).then_some(ShoeShuffle {
+        if shoe.total_cards() < max_cards || max_cards > MAX_SWAPS || cards.is_empty() {
+            return None;
+        }
+        let deck_len = u32::try_from(cards.len()).ok()?;
+        // Steps past `max_cards` are never drawn; their bound is any valid one.
+        let steps = std::array::from_fn(|i| UniformBelow::new(len.saturating_sub(i as u32).max(1)));
+        Some(ShoeShuffle {
             deck,
             deck_len: cards.len(),
             len,
             max_cards,
+            steps,
+            of_deck: UniformBelow::new(deck_len),
         })
     }
 
@@ -99,7 +157,7 @@ impl ShoeShuffle {
 
     /// The card at position `p` of the unshuffled shoe.
     pub fn canonical(&self, p: u32) -> Card {
-        self.deck[p as usize % self.deck_len]
+        self.deck[self.of_deck.reduce(p) as usize]
     }
 
     /// A new shuffle of the full shoe.
@@ -107,8 +165,7 @@ impl ShoeShuffle {
         Shuffling {
             shoe: self,
             step: 0,
-            moved: [(0, 0); MAX_SWAPS],
-            moved_len: 0,
+            written: [(0, 0); MAX_SWAPS],
         }
     }
 
@@ -135,15 +192,25 @@ const MAX_SWAPS: usize = 8;
 pub struct Shuffling<'s> {
     shoe: &'s ShoeShuffle,
     step: u32,
-    /// (position, canonical index now at that position) for the positions ≥ `step` that a
-    /// swap has written.
-    moved: [(u32, u32); MAX_SWAPS],
-    moved_len: usize,
+    /// The swaps so far: at step `k`, position `written[k].0` received the canonical index
+    /// `written[k].1`. The last entry for a position is what it holds now; positions below
+    /// `step` are final and never read again, so step `k` writes exactly one entry.
+    written: [(u32, u32); MAX_SWAPS],
 }
 
 impl Shuffling<'_> {
+    /// The canonical index at position `p` (≥ `step`) now: the last swap that wrote it, or
+    /// its own if none did.
+    #[inline]
+    fn at(&self, p: u32) -> u32 {
+        self.written[..self.step as usize]
+            .iter()
+            .fold(p, |v, &(q, w)| if q == p { w } else { v })
+    }
+
     /// The next card: step `i` of forward Fisher–Yates. Panics past `max_cards` cards (the
     /// engines deal at most that many by construction).
+    #[inline]
     pub fn next_card(&mut self, rng: &mut ChaCha20Rng) -> Card {
         assert!(
             (self.step as usize) < self.shoe.max_cards,
@@ -151,28 +218,14 @@ impl Shuffling<'_> {
             self.shoe.max_cards
         );
         let i = self.step;
-        let j = i + uniform_below(rng, self.shoe.len - i);
-        let at = |s: &Self, p: u32| {
-            s.moved[..s.moved_len]
-                .iter()
-                .find(|(q, _)| *q == p)
-                .map_or(p, |&(_, v)| v)
-        };
-        let drawn = at(self, j);
-        // Position j now holds what was at i; position i is final and never read again.
-        let was_i = at(self, i);
-        if j != i {
-            match self.moved[..self.moved_len]
-                .iter_mut()
-                .find(|(q, _)| *q == j)
-            {
-                Some(slot) => slot.1 = was_i,
-                None => {
-                    self.moved[self.moved_len] = (j, was_i);
-                    self.moved_len += 1;
-                }
-            }
-        }
+        // `uniform_below(rng, len − i)`, its bound's division done once per shoe.
+        let step = &self.shoe.steps[i as usize];
+        debug_assert_eq!(step.bound(), self.shoe.len - i);
+        let j = i + step.sample(rng);
+        let drawn = self.at(j);
+        // Swap: position j now holds what was at i; position i is final (when j = i the entry
+        // is for position i, which is never read again).
+        self.written[i as usize] = (j, self.at(i));
         self.step += 1;
         self.shoe.canonical(drawn)
     }
@@ -197,6 +250,43 @@ mod tests {
             counts.iter().all(|&c| (800..1200).contains(&c)),
             "{counts:?}"
         );
+    }
+
+    #[test]
+    fn the_precomputed_draw_draws_what_uniform_below_draws() {
+        // The remainder without a division is exact at the edges of the 32-bit range.
+        let edges = [
+            0u32,
+            1,
+            2,
+            3,
+            51,
+            52,
+            415,
+            416,
+            u32::MAX / 2,
+            u32::MAX - 1,
+            u32::MAX,
+        ];
+        let mut rng = stream([3; 32]);
+        let random_bounds: Vec<u32> = (0..1000).map(|_| rng.next_u32().max(1)).collect();
+        let bounds = (1..=1000u32)
+            .chain(edges.into_iter().filter(|&m| m >= 1))
+            .chain(random_bounds);
+        for m in bounds {
+            let d = UniformBelow::new(m);
+            for x in edges.into_iter().chain((0..50).map(|_| rng.next_u32())) {
+                assert_eq!(d.reduce(x), x % m, "{x} mod {m}");
+            }
+        }
+        // The same words rejected and the same draws, from the same stream.
+        for m in [1u32, 2, 37, 52, 411, 416, 3_000_000_019, u32::MAX] {
+            let (mut a, mut b) = (stream([9; 32]), stream([9; 32]));
+            let d = UniformBelow::new(m);
+            for _ in 0..2000 {
+                assert_eq!(d.sample(&mut a), uniform_below(&mut b, m), "bound {m}");
+            }
+        }
     }
 
     #[test]

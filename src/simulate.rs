@@ -10,17 +10,26 @@
 //! - roulette: one number per round, [`crate::rng::uniform_below`]`(stream, 37)`;
 //! - baccarat: [`BaccaratEngine::deal_coup_from`] (a freshly shuffled full shoe per coup,
 //!   continuing the stream);
-//! - Top Card: the engine deals only from a 32-byte seed ([`TopCardEngine::deal_from_seed`]),
-//!   so each round's seed is the next 32 bytes of the stream (`RngCore::fill_bytes`).
-//!
+//! - Top Card: [`TopCardEngine::deal_from`] (a freshly shuffled full shoe per deal,
+//!   continuing the stream);
 //! - Casino Hold'em: each round's deal from the next 32 bytes of the stream (the engine's
-//!   `rng_deal` takes a seed); the player always calls.
+//!   `rng_deal` takes a seed).
 //!
-//! **Bets.** Every round places one bet of every bet type of the plan (for Egalite Extra, one
-//! per total of `rules.baccarat.egalite_extra.totals`) at the bet type's `min_bet`, through
-//! the engine's `place`, and settles them with the engine's `settle`. Roulette bets lie on
-//! one representative spot per bet type: straight 17, split 17-20, street 16-17-18, corner
-//! 17-18-20-21, line 16–21, dozen_2, column_2, red, even, low.
+//! **Bets** ([`strategy`]). Every round places one bet of every bet type of the plan (for
+//! Egalite Extra, one per total of `rules.baccarat.egalite_extra.totals`) at the bet type's
+//! `min_bet`, through the engine's `place`, and settles them with the engine's settlement.
+//! Roulette bets lie on one representative spot per bet type: straight 17, split 17-20, street
+//! 16-17-18, corner 17-18-20-21, line 16–21, dozen_2, column_2, red, even, low. Baccarat bets
+//! are [prepared](BaccaratEngine::prepare) once and each coup settled with
+//! [`BaccaratEngine::settle_prepared`], the code [`BaccaratEngine::settle`] runs for the
+//! service, without building a `Payout` per bet: the run counts how often each bet was paid
+//! in each slot and adds up the slots' payouts at the end.
+//!
+//! **Casino Hold'em strategy: always call.** The Ante and every side bet (not Call Blind) at
+//! `min_bet`; the player calls every hand (the Call is `call_multiple` × the Ante) and never
+//! folds, which is not the best strategy: folding the worst hands returns more. The `ante`
+//! and `call` rows are each bet's own return; `ante+call` is the hand as a whole (both
+//! stakes of a round as one).
 //!
 //! **Statistics.** Per bet: rounds, total staked, total returned ([`Payout::total_minor`]),
 //! largest single win (`win_minor`, on top of the returned stake), and the return to player
@@ -31,7 +40,9 @@ use rand::RngCore;
 use rand_chacha::ChaCha20Rng;
 use serde::Serialize;
 
-use crate::games::baccarat::{BaccaratBetRequest, BaccaratEngine, BaccaratPlacement, Fraction};
+use crate::games::baccarat::{
+    BaccaratBetRequest, BaccaratEngine, BaccaratPlacement, Fraction, SETTLEMENT_SLOTS,
+};
 use crate::games::casino_holdem::{CasinoHoldemEngine, HoldemBetRequest};
 use crate::games::roulette::{Placement, RouletteBetRequest, RouletteEngine, POCKETS};
 use crate::games::top_card::{TopCardBetRequest, TopCardEngine, TopCardPlacement};
@@ -121,11 +132,21 @@ impl BetStats {
 
     #[inline]
     fn add(&mut self, p: &Payout) {
+        self.add_n(p, 1);
+    }
+
+    /// `n` rounds that each paid `p`.
+    #[inline]
+    fn add_n(&mut self, p: &Payout, n: u64) {
+        if n == 0 {
+            return;
+        }
         let total = i128::from(p.total_minor());
-        self.rounds += 1;
-        self.staked_minor += i128::from(p.stake_minor);
-        self.returned_minor += total;
-        self.returned_sq += total * total;
+        let count = i128::from(n);
+        self.rounds += n;
+        self.staked_minor += i128::from(p.stake_minor) * count;
+        self.returned_minor += total * count;
+        self.returned_sq += total * total * count;
         self.largest_win_minor = self.largest_win_minor.max(p.win_minor);
     }
 
@@ -166,7 +187,27 @@ pub struct Simulation {
     /// The seed as 64 hex digits.
     pub seed: String,
     pub rounds: u64,
+    /// What is bet each round, and how the player decides where the game asks him to.
+    pub strategy: &'static str,
     pub bets: Vec<BetStats>,
+}
+
+/// The bets a run places and the player's decisions, by family (the module documentation).
+pub fn strategy(family: Family) -> &'static str {
+    match family {
+        Family::Roulette => {
+            "every bet type at its min_bet each round, each on one representative spot"
+        }
+        Family::Baccarat => {
+            "every bet type at its min_bet each round, Egalite Extra on each of its totals"
+        }
+        Family::CasinoHoldem => {
+            "always call: the Ante and every side bet at min_bet each round; the player calls \
+             every hand (Call = call_multiple x Ante) and never folds; 'ante+call' is the hand \
+             as a whole"
+        }
+        _ => "every bet type at its min_bet each round",
+    }
 }
 
 /// One bet's exact return per unit staked.
@@ -221,6 +262,7 @@ pub fn simulate(
         family: plan.plan.family,
         seed: seed_hex(&seed),
         rounds,
+        strategy: strategy(plan.plan.family),
         bets,
     })
 }
@@ -366,10 +408,22 @@ fn baccarat(
 ) -> Result<Vec<BetStats>, Refusal> {
     let engine = BaccaratEngine::new(plan)?;
     let (placements, mut stats) = split(baccarat_placements(&engine, plan)?);
+    let prepared = engine.prepare(&placements)?;
+    // How often each bet was settled in each slot; a slot's payout is the same every time.
+    let mut counts = vec![[0u64; SETTLEMENT_SLOTS]; prepared.len()];
+    let mut slots = vec![0u8; prepared.len()];
     for r in 0..rounds {
         let outcome = engine.coup_outcome(&engine.deal_coup_from(stream));
-        record(&mut stats, &engine.settle(&placements, &outcome)?);
+        engine.settle_prepared(&prepared, &outcome, &mut slots)?;
+        for (c, &s) in counts.iter_mut().zip(&slots) {
+            c[usize::from(s)] += 1;
+        }
         tick(r, progress);
+    }
+    for (i, (st, c)) in stats.iter_mut().zip(&counts).enumerate() {
+        for (slot, &n) in c.iter().enumerate().filter(|(_, n)| **n > 0) {
+            st.add_n(&prepared.payout(i, slot)?, n);
+        }
     }
     Ok(stats)
 }
@@ -399,10 +453,8 @@ fn top_card(
 ) -> Result<Vec<BetStats>, Refusal> {
     let engine = TopCardEngine::new(plan)?;
     let (placements, mut stats) = split(top_card_placements(&engine, plan)?);
-    let mut seed = [0u8; 32];
     for r in 0..rounds {
-        stream.fill_bytes(&mut seed);
-        let outcome = engine.outcome(&engine.deal_from_seed(seed))?;
+        let outcome = engine.outcome(&engine.deal_from(stream))?;
         record(&mut stats, &engine.settle(&placements, &outcome)?);
         tick(r, progress);
     }
@@ -413,14 +465,17 @@ fn top_card(
 /// Call is the engine's `decide(Call)`: `call_multiple` × the Ante). Each round's deal comes
 /// from the next 32 bytes of the stream ([`CasinoHoldemEngine::rng_deal`] takes a seed) and
 /// goes through `deal_card` / `close_decisions` as the service feeds it. One row per bet type
-/// the settlement pays (`ante`, `call`, the flop bonus, Casino Razz).
+/// the settlement pays (`ante`, `call`, the flop bonus, Casino Razz), then `ante+call`: the
+/// Ante and the Call of each round as one stake, the return of the hand.
 fn casino_holdem(
     plan: &Plan,
     stream: &mut ChaCha20Rng,
     rounds: u64,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Vec<BetStats>, Refusal> {
-    use crate::games::casino_holdem::{Deal, Decision, Next, CALL, CALL_BLIND};
+    use crate::games::casino_holdem::{Deal, Decision, Next, ANTE, CALL, CALL_BLIND};
+    /// The row of the Ante and the Call together.
+    const HAND: &str = "ante+call";
     let engine = CasinoHoldemEngine::new(plan)?;
     let mut placements = Vec::new();
     for b in plan
@@ -434,6 +489,7 @@ fn casino_holdem(
         })?);
     }
     let mut stats: Vec<BetStats> = Vec::new();
+    let mut whole: Option<BetStats> = None;
     let mut seed = [0u8; 32];
     for r in 0..rounds {
         stream.fill_bytes(&mut seed);
@@ -455,6 +511,7 @@ fn casino_holdem(
             }
         }
         let settlement = engine.settle(&round, &deal)?;
+        let mut hand = Payout::lose(0);
         for bp in &settlement.payouts {
             let i = match stats.iter().position(|s| s.bet == bp.bet_type) {
                 Some(i) => i,
@@ -464,11 +521,27 @@ fn casino_holdem(
                 }
             };
             stats[i].add(&bp.payout);
+            if bp.bet_type == ANTE || bp.bet_type == CALL {
+                hand.stake_minor += bp.payout.stake_minor;
+                hand.returned_minor += bp.payout.returned_minor;
+                hand.win_minor += bp.payout.win_minor;
+            }
+        }
+        // The stake of the hand is the same every round: the Ante and a Call of a fixed
+        // multiple of it.
+        match &mut whole {
+            Some(w) => w.add(&hand),
+            None => {
+                let mut w = BetStats::new(HAND.to_string(), hand.stake_minor);
+                w.add(&hand);
+                whole = Some(w);
+            }
         }
         tick(r, progress);
     }
-    // The plan's order.
+    // The plan's order, then the hand as a whole.
     stats.sort_by_key(|s| plan.bets.iter().position(|b| b.id == s.bet));
+    stats.extend(whole);
     Ok(stats)
 }
 
@@ -563,6 +636,38 @@ pub fn exact_returns(plan: &Plan) -> Result<Vec<ExactReturn>, Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn plan(id: &str) -> Plan {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("game_plans");
+        crate::plan::registry::load_file(
+            &dir.join(format!("{id}@1.toml")),
+            Some(&dir.join("sources")),
+        )
+        .unwrap_or_else(|f| panic!("{id} loads: {f:?}"))
+        .plan
+    }
+
+    #[test]
+    fn baccarat_simulation_totals_are_the_sums_of_settle_round_by_round() {
+        // The simulation settles through prepared bets and counts slots; the same rounds
+        // settled one by one with the service's `settle` give the same totals and the same
+        // largest wins.
+        for id in ["synot-baccarat", "evolution-speed-baccarat"] {
+            let p = plan(id);
+            let rounds = 5000;
+            let sim = simulate(&p, [5; 32], rounds, &mut |_| {}).unwrap();
+            let engine = BaccaratEngine::new(&p).unwrap();
+            let (placements, mut want) = split(baccarat_placements(&engine, &p).unwrap());
+            let mut stream = rng::stream([5; 32]);
+            for _ in 0..rounds {
+                let o = engine.coup_outcome(&engine.deal_coup_from(&mut stream));
+                record(&mut want, &engine.settle(&placements, &o).unwrap());
+            }
+            want.iter_mut().for_each(BetStats::finish);
+            assert_eq!(sim.bets, want, "{id}");
+            assert!(sim.bets.iter().any(|b| b.largest_win_minor > 0));
+        }
+    }
 
     #[test]
     fn a_u64_seed_is_little_endian_and_zero_padded() {

@@ -261,12 +261,28 @@ pub struct BaccaratOutcome {
 /// Baccarat points of a rank: ace 1, 2–9 face value, 10 and pictures 0 (002: "Eso má hodnotu
 /// 1 bodu, … Karty 10, J, Q a K mají hodnotu 0 bodů").
 pub fn points(rank: Rank) -> u8 {
+    // The rule below as a table: dealing and reading a coup look it up for every card.
+    POINTS[rank as usize]
+}
+
+const fn points_rule(rank: Rank) -> u8 {
     match rank {
         Rank::Ace => 1,
         Rank::Ten | Rank::Jack | Rank::Queen | Rank::King => 0,
-        r => r.number(),
+        r => r as u8,
     }
 }
+
+/// [`points_rule`] by rank number (2 … 14).
+const POINTS: [u8; 15] = {
+    let mut t = [0u8; 15];
+    let mut i = 0;
+    while i < Rank::ALL.len() {
+        t[Rank::ALL[i] as usize] = points_rule(Rank::ALL[i]);
+        i += 1;
+    }
+    t
+};
 
 /// The third-card rules of the plan, as lookup tables built once from the plan.
 #[derive(Debug, Clone, Copy)]
@@ -365,6 +381,8 @@ pub struct BaccaratEngine<'p> {
     plan: &'p Plan,
     rules: &'p BaccaratRules,
     table: DrawTable,
+    /// The side bets' rules as lookups, for [`BaccaratEngine::class_of`].
+    sides: SideRules,
     shuffle: ShoeShuffle,
 }
 
@@ -400,6 +418,7 @@ impl<'p> BaccaratEngine<'p> {
             plan,
             rules,
             table: DrawTable::new(rules),
+            sides: SideRules::new(rules),
             shuffle,
         })
     }
@@ -665,6 +684,10 @@ impl<'p> BaccaratEngine<'p> {
     ///
     /// Every payout is held to its bet type's `max_win` and `max_win_plus_stake`: above them
     /// is an error (`max_win_exceeded`), never capped.
+    ///
+    /// Each placement is [prepared](BaccaratEngine::prepare) (what it pays on each class it
+    /// can win) and paid from its slot for the coup's class: the same code that
+    /// [`BaccaratEngine::settle_prepared`] runs for a simulation.
     pub fn settle(
         &self,
         placements: &[BaccaratPlacement],
@@ -673,26 +696,107 @@ impl<'p> BaccaratEngine<'p> {
         self.check_outcome(outcome)?;
         placements
             .iter()
-            .map(|p| self.settle_one(p, outcome))
+            .map(|p| {
+                let bet = self.prepare_one(p)?;
+                bet.payout(self.slot_of(bet.kind, outcome))
+            })
             .collect()
     }
 
-    fn settle_one(&self, p: &BaccaratPlacement, o: &BaccaratOutcome) -> Result<Payout, Refusal> {
+    /// Reads placements once for settling many coups ([`BaccaratEngine::settle_prepared`]):
+    /// each placement's bet kind, and what it pays on every outcome class it can be paid on,
+    /// by the plan's rows with the plan's rounding and held to the row's maximum win (a class
+    /// whose payout the plan does not allow keeps its refusal, returned when a coup falls in
+    /// it). Refuses a placement the engine would not have made (`inconsistent_placement`).
+    pub fn prepare(&self, placements: &[BaccaratPlacement]) -> Result<PreparedBets, Refusal> {
+        let bets: Vec<PreparedBet> = placements
+            .iter()
+            .map(|p| self.prepare_one(p))
+            .collect::<Result<_, _>>()?;
+        let kinds = bets
+            .iter()
+            .map(|b| {
+                let refused = b
+                    .slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.refusal.is_some())
+                    .fold(0u32, |mask, (slot, _)| mask | 1 << slot);
+                (b.kind, refused)
+            })
+            .collect();
+        Ok(PreparedBets { kinds, bets })
+    }
+
+    /// Settles prepared bets on a complete coup's outcome without allocating: writes each
+    /// bet's settlement slot (0 lose, else 1 + its outcome class; [`PreparedBets::payout`]
+    /// turns a slot into the [`Payout`] that [`BaccaratEngine::settle`] returns) into
+    /// `slots`, one per bet in order. Refuses as `settle` does: an outcome no coup can have,
+    /// a payout above the row's maximum win, a missing payout row.
+    ///
+    /// Panics when `slots` is not as long as `bets` (a caller's bug, not an input).
+    pub fn settle_prepared(
+        &self,
+        bets: &PreparedBets,
+        outcome: &BaccaratOutcome,
+        slots: &mut [u8],
+    ) -> Result<(), Refusal> {
+        assert_eq!(slots.len(), bets.bets.len(), "one slot per prepared bet");
+        self.check_outcome(outcome)?;
+        for (i, (&(kind, refused), out)) in bets.kinds.iter().zip(slots.iter_mut()).enumerate() {
+            let slot = self.slot_of(kind, outcome);
+            if refused & (1 << slot) != 0 {
+                return bets.bets[i].payout(slot).map(|_| ());
+            }
+            *out = slot as u8;
+        }
+        Ok(())
+    }
+
+    fn prepare_one(&self, p: &BaccaratPlacement) -> Result<PreparedBet, Refusal> {
         let kind = self.kind_of(p)?;
         let row = self.row(&p.bet_type)?;
-        let Some(class) = self.class_of(kind, o) else {
-            return Ok(Payout::lose(p.stake_minor));
+        let what = format!("{}{}", p.bet_type, total_label(p.total));
+        let lose = || Slot {
+            returned_minor: 0,
+            win_minor: 0,
+            outcome: LOSE,
+            refusal: None,
         };
-        let Some(payout_row) = self.payout_row(kind, &p.bet_type, class, &row.clause)? else {
-            return Ok(Payout::lose(p.stake_minor));
+        let refused = |r: Refusal| Slot {
+            refusal: Some(Box::new(r)),
+            ..lose()
         };
-        super::pay_row(
-            self.plan,
-            row,
-            payout_row,
-            p.stake_minor,
-            &format!("{}{}", p.bet_type, total_label(p.total)),
-        )
+        let mut slots: [Slot; SETTLEMENT_SLOTS] = std::array::from_fn(|_| lose());
+        for class in self.classes(kind) {
+            slots[class.slot()] =
+                match self.payout_row(kind, &p.bet_type, class.name(), &row.clause) {
+                    Ok(None) => lose(),
+                    Err(r) => refused(r),
+                    Ok(Some(payout_row)) => {
+                        match super::pay_row_amounts(
+                            self.plan,
+                            row,
+                            payout_row,
+                            p.stake_minor,
+                            &what,
+                        ) {
+                            Ok((returned_minor, win_minor)) => Slot {
+                                returned_minor,
+                                win_minor,
+                                outcome: class.name(),
+                                refusal: None,
+                            },
+                            Err(r) => refused(r),
+                        }
+                    }
+                };
+        }
+        Ok(PreparedBet {
+            kind,
+            stake_minor: p.stake_minor,
+            slots,
+        })
     }
 
     // ----- Exact return -------------------------------------------------------------------
@@ -743,7 +847,8 @@ impl<'p> BaccaratEngine<'p> {
                     let Some(class) = self.class_of(kind, o) else {
                         continue;
                     };
-                    let Some(row) = self.payout_row(kind, &bet.id, class, &bet.clause)? else {
+                    let Some(row) = self.payout_row(kind, &bet.id, class.name(), &bet.clause)?
+                    else {
                         continue;
                     };
                     let n = classes.entry(row.outcome.clone()).or_default();
@@ -1109,8 +1214,9 @@ impl<'p> BaccaratEngine<'p> {
     }
 
     /// The outcome class a bet is paid on, or `None` when it loses.
-    fn class_of(&self, kind: BetKind, o: &BaccaratOutcome) -> Option<&'static str> {
-        let win = |b: bool| b.then_some("win");
+    #[inline]
+    fn class_of(&self, kind: BetKind, o: &BaccaratOutcome) -> Option<Class> {
+        let win = |b: bool| b.then_some(Class::WIN);
         match kind {
             BetKind::Player | BetKind::Banker => {
                 let side = if kind == BetKind::Player {
@@ -1119,8 +1225,8 @@ impl<'p> BaccaratEngine<'p> {
                     Winner::Banker
                 };
                 match o.winner {
-                    w if w == side => Some("win"),
-                    Winner::Tie => Some("tie"),
+                    w if w == side => Some(Class::WIN),
+                    Winner::Tie => Some(Class::TIE),
                     _ => None,
                 }
             }
@@ -1131,18 +1237,10 @@ impl<'p> BaccaratEngine<'p> {
             // perfect_pair).
             BetKind::AnyPair => win(o.player_pair || o.banker_pair),
             BetKind::PerfectPair => win(o.player_perfect_pair || o.banker_perfect_pair),
-            BetKind::Big => win(self
-                .rules
-                .big_small
-                .as_ref()
-                .is_some_and(|bs| bs.big_card_counts.contains(&o.cards_dealt))),
-            BetKind::Small => win(self
-                .rules
-                .big_small
-                .as_ref()
-                .is_some_and(|bs| bs.small_card_counts.contains(&o.cards_dealt))),
+            BetKind::Big => win(self.sides.big(o.cards_dealt)),
+            BetKind::Small => win(self.sides.small(o.cards_dealt)),
             BetKind::Egalite(t) => {
-                (o.winner == Winner::Tie && o.player_total == t).then(|| TIE_N[usize::from(t)])
+                (o.winner == Winner::Tie && o.player_total == t).then(|| Class::tie_n(t))
             }
             BetKind::PlayerBonus | BetKind::BankerBonus => {
                 let (side, natural, both_natural) = if kind == BetKind::PlayerBonus {
@@ -1150,16 +1248,48 @@ impl<'p> BaccaratEngine<'p> {
                 } else {
                     (Winner::Banker, o.banker_natural, o.player_natural)
                 };
-                let min_margin = self.rules.bonus.as_ref()?.min_margin_without_natural;
+                let min_margin = self.sides.bonus_min_margin?;
                 match o.winner {
-                    Winner::Tie => (natural && both_natural).then_some("natural_tie"),
+                    Winner::Tie => (natural && both_natural).then_some(Class::NATURAL_TIE),
                     w if w != side => None,
-                    _ if natural => Some("natural_win"),
-                    _ if o.margin >= min_margin => Some(WIN_BY_N[usize::from(o.margin)]),
+                    _ if natural => Some(Class::NATURAL_WIN),
+                    _ if o.margin >= min_margin => Some(Class::win_by(o.margin)),
                     _ => None,
                 }
             }
         }
+    }
+
+    /// Every class [`BaccaratEngine::class_of`] can give a bet of `kind`: the classes a
+    /// prepared bet has a payout for.
+    fn classes(&self, kind: BetKind) -> Vec<Class> {
+        match kind {
+            BetKind::Player | BetKind::Banker => vec![Class::WIN, Class::TIE],
+            BetKind::Tie
+            | BetKind::PlayerPair
+            | BetKind::BankerPair
+            | BetKind::AnyPair
+            | BetKind::PerfectPair
+            | BetKind::Big
+            | BetKind::Small => vec![Class::WIN],
+            BetKind::Egalite(t) => vec![Class::tie_n(t)],
+            BetKind::PlayerBonus | BetKind::BankerBonus => {
+                let Some(min_margin) = self.sides.bonus_min_margin else {
+                    return Vec::new();
+                };
+                // A side wins by 1 to 9 points.
+                [Class::NATURAL_WIN, Class::NATURAL_TIE]
+                    .into_iter()
+                    .chain((min_margin.max(1)..=9).map(Class::win_by))
+                    .collect()
+            }
+        }
+    }
+
+    /// A bet's settlement slot: 0 when it loses, else 1 + its class.
+    #[inline]
+    fn slot_of(&self, kind: BetKind, o: &BaccaratOutcome) -> usize {
+        self.class_of(kind, o).map_or(0, Class::slot)
     }
 
     /// The plan's row for `bet`/`class`. A tie on a main bet and a tie of naturals on a bonus
@@ -1338,13 +1468,176 @@ impl BetKind {
     }
 }
 
-const TIE_N: [&str; 10] = [
-    "tie_0", "tie_1", "tie_2", "tie_3", "tie_4", "tie_5", "tie_6", "tie_7", "tie_8", "tie_9",
+/// The outcome classes of the baccarat payout rows (the `outcome` of a `[[payouts]]` row).
+const CLASS_NAMES: [&str; 24] = [
+    "win",
+    "tie",
+    "natural_win",
+    "natural_tie",
+    "tie_0",
+    "tie_1",
+    "tie_2",
+    "tie_3",
+    "tie_4",
+    "tie_5",
+    "tie_6",
+    "tie_7",
+    "tie_8",
+    "tie_9",
+    "win_by_0",
+    "win_by_1",
+    "win_by_2",
+    "win_by_3",
+    "win_by_4",
+    "win_by_5",
+    "win_by_6",
+    "win_by_7",
+    "win_by_8",
+    "win_by_9",
 ];
-const WIN_BY_N: [&str; 10] = [
-    "win_by_0", "win_by_1", "win_by_2", "win_by_3", "win_by_4", "win_by_5", "win_by_6", "win_by_7",
-    "win_by_8", "win_by_9",
-];
+
+/// The outcome of a losing bet's [`Payout`].
+const LOSE: &str = "lose";
+
+/// Settlement slots of a prepared bet: 0 for a loss, then one per outcome class (at most 32:
+/// a prepared bet marks its refused slots in a `u32`).
+pub const SETTLEMENT_SLOTS: usize = 1 + CLASS_NAMES.len();
+const _: () = assert!(SETTLEMENT_SLOTS <= 32);
+
+/// An outcome class a bet is paid on: an index into [`CLASS_NAMES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Class(u8);
+
+impl Class {
+    const WIN: Class = Class(0);
+    const TIE: Class = Class(1);
+    const NATURAL_WIN: Class = Class(2);
+    const NATURAL_TIE: Class = Class(3);
+
+    /// `tie_0` … `tie_9` (Egalite Extra); `t` ≤ 9.
+    fn tie_n(t: u8) -> Class {
+        debug_assert!(t <= 9, "a baccarat total is 0–9");
+        Class(4 + t)
+    }
+
+    /// `win_by_0` … `win_by_9` (the bonus bets); `margin` ≤ 9.
+    fn win_by(margin: u8) -> Class {
+        debug_assert!(margin <= 9, "a baccarat margin is 0–9");
+        Class(14 + margin)
+    }
+
+    fn name(self) -> &'static str {
+        CLASS_NAMES[usize::from(self.0)]
+    }
+
+    fn slot(self) -> usize {
+        1 + usize::from(self.0)
+    }
+}
+
+/// The side bets' rules as lookups built once from the plan: the card counts of Big and
+/// Small, and the bonus bets' margin (`None` when the plan describes no side bet of a kind,
+/// which then never wins).
+#[derive(Debug, Clone, Copy)]
+struct SideRules {
+    big: [bool; MAX_COUP_CARDS + 1],
+    small: [bool; MAX_COUP_CARDS + 1],
+    bonus_min_margin: Option<u8>,
+}
+
+impl SideRules {
+    fn new(r: &BaccaratRules) -> SideRules {
+        let mut sides = SideRules {
+            big: [false; MAX_COUP_CARDS + 1],
+            small: [false; MAX_COUP_CARDS + 1],
+            bonus_min_margin: r.bonus.as_ref().map(|b| b.min_margin_without_natural),
+        };
+        if let Some(bs) = &r.big_small {
+            for (counts, flags) in [
+                (&bs.big_card_counts, &mut sides.big),
+                (&bs.small_card_counts, &mut sides.small),
+            ] {
+                for &n in counts {
+                    if let Some(f) = flags.get_mut(usize::from(n)) {
+                        *f = true;
+                    }
+                }
+            }
+        }
+        sides
+    }
+
+    fn big(&self, cards_dealt: u8) -> bool {
+        self.big.get(usize::from(cards_dealt)) == Some(&true)
+    }
+
+    fn small(&self, cards_dealt: u8) -> bool {
+        self.small.get(usize::from(cards_dealt)) == Some(&true)
+    }
+}
+
+/// What a prepared bet pays in one settlement slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Slot {
+    returned_minor: i64,
+    win_minor: i64,
+    /// The class, or `lose`.
+    outcome: &'static str,
+    /// The plan does not allow this payout (above the maximum win, no row): a coup in this
+    /// slot is refused with it.
+    refusal: Option<Box<Refusal>>,
+}
+
+/// One placement read against the plan ([`BaccaratEngine::prepare`]).
+#[derive(Debug, Clone)]
+struct PreparedBet {
+    kind: BetKind,
+    stake_minor: i64,
+    slots: [Slot; SETTLEMENT_SLOTS],
+}
+
+impl PreparedBet {
+    fn payout(&self, slot: usize) -> Result<Payout, Refusal> {
+        let s = &self.slots[slot];
+        match &s.refusal {
+            Some(r) => Err((**r).clone()),
+            None => Ok(Payout {
+                stake_minor: self.stake_minor,
+                returned_minor: s.returned_minor,
+                win_minor: s.win_minor,
+                outcome: s.outcome.to_string(),
+            }),
+        }
+    }
+}
+
+/// Placements read once for settling many coups: [`BaccaratEngine::prepare`],
+/// [`BaccaratEngine::settle_prepared`].
+#[derive(Debug, Clone)]
+pub struct PreparedBets {
+    /// Each bet's kind and the mask of its refused slots: all that settling a coup reads,
+    /// kept together and small.
+    kinds: Vec<(BetKind, u32)>,
+    bets: Vec<PreparedBet>,
+}
+
+impl PreparedBets {
+    /// The number of bets.
+    pub fn len(&self) -> usize {
+        self.bets.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bets.is_empty()
+    }
+
+    /// What bet `i` pays in `slot` (as [`BaccaratEngine::settle_prepared`] wrote it): the
+    /// [`Payout`] that [`BaccaratEngine::settle`] returns for a coup of that slot, or its
+    /// refusal. Panics when `i` or `slot` is out of range.
+    pub fn payout(&self, i: usize, slot: usize) -> Result<Payout, Refusal> {
+        self.bets[i].payout(slot)
+    }
+}
 
 fn matches(m: CardMatch, a: Card, b: Card) -> bool {
     match m {
@@ -2432,6 +2725,177 @@ mod tests {
         let pl = place(&e, json!({"bet": "player", "stake_minor": 100}));
         assert_eq!(
             e.settle(&[pl], &wrong).unwrap_err().code,
+            code::INCONSISTENT_OUTCOME
+        );
+    }
+
+    /// Every placement a plan accepts: each bet type (each Egalite total) at its minimum, an
+    /// odd stake (for the rounding) and its maximum stake.
+    fn every_placement(e: &BaccaratEngine, p: &Plan) -> Vec<BaccaratPlacement> {
+        let mut out = Vec::new();
+        for row in &p.bets {
+            let totals: Vec<Option<u8>> = if row.id == EGALITE_BET {
+                (0..=9).map(Some).collect()
+            } else {
+                vec![None]
+            };
+            for total in totals {
+                for stake in [row.min_bet, row.min_bet + 37, row.max_bet] {
+                    let req = BaccaratBetRequest {
+                        bet: row.id.clone(),
+                        total,
+                        stake_minor: stake,
+                    };
+                    out.push(e.place(&req).expect("a stake within the limits"));
+                }
+            }
+        }
+        out
+    }
+
+    /// Every outcome a coup can have (and some no coup of a given plan has, which settle
+    /// alike): totals, naturals, card count and the four pair flags.
+    fn every_outcome() -> Vec<BaccaratOutcome> {
+        let mut out = Vec::new();
+        for p in 0..=9u8 {
+            for b in 0..=9u8 {
+                for nat in 0..4u8 {
+                    for cards in 4..=6u8 {
+                        for pairs in 0..16u8 {
+                            let (winner, margin) = match p.cmp(&b) {
+                                std::cmp::Ordering::Greater => (Winner::Player, p - b),
+                                std::cmp::Ordering::Less => (Winner::Banker, b - p),
+                                std::cmp::Ordering::Equal => (Winner::Tie, 0),
+                            };
+                            out.push(BaccaratOutcome {
+                                player_total: p,
+                                banker_total: b,
+                                player_natural: nat & 1 != 0,
+                                banker_natural: nat & 2 != 0,
+                                winner,
+                                margin,
+                                cards_dealt: cards,
+                                player_pair: pairs & 1 != 0,
+                                banker_pair: pairs & 2 != 0,
+                                player_perfect_pair: pairs & 4 != 0,
+                                banker_perfect_pair: pairs & 8 != 0,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// A bet settled the direct way, as the engine did before prepared settlement: the class,
+    /// the plan's row looked up by its name, and the row paid by `pay_row`.
+    fn settle_by_row_lookup(
+        e: &BaccaratEngine,
+        p: &BaccaratPlacement,
+        o: &BaccaratOutcome,
+    ) -> Result<Payout, Refusal> {
+        let kind = e.kind_of(p)?;
+        let row = e.row(&p.bet_type)?;
+        let Some(class) = e.class_of(kind, o) else {
+            return Ok(Payout::lose(p.stake_minor));
+        };
+        let Some(payout_row) = e.payout_row(kind, &p.bet_type, class.name(), &row.clause)? else {
+            return Ok(Payout::lose(p.stake_minor));
+        };
+        let what = format!("{}{}", p.bet_type, total_label(p.total));
+        crate::games::pay_row(e.plan, row, payout_row, p.stake_minor, &what)
+    }
+
+    #[test]
+    fn prepared_settlement_pays_what_settle_pays_on_every_outcome() {
+        // The simulation's path (prepare once, settle_prepared per coup) and the service's
+        // (settle) agree with each other and with a plain row lookup, for every bet at three
+        // stakes on every outcome: the same amounts, the same outcome class names.
+        for id in PLANS {
+            let p = plan(id);
+            let e = engine(&p);
+            let placements = every_placement(&e, &p);
+            let prepared = e.prepare(&placements).expect("the plan's own placements");
+            let mut slots = vec![0u8; placements.len()];
+            let mut paid_classes = std::collections::BTreeSet::new();
+            for o in every_outcome() {
+                let settled = e
+                    .settle(&placements, &o)
+                    .expect("every payout within max_win");
+                e.settle_prepared(&prepared, &o, &mut slots)
+                    .expect("every payout within max_win");
+                for (i, pl) in placements.iter().enumerate() {
+                    let fast = prepared.payout(i, usize::from(slots[i])).unwrap();
+                    assert_eq!(fast, settled[i], "{id} {pl:?} on {o:?}");
+                    assert_eq!(
+                        settle_by_row_lookup(&e, pl, &o).unwrap(),
+                        settled[i],
+                        "{id} {pl:?} on {o:?}"
+                    );
+                    // A prepared bet has a payout for every class it can be paid on.
+                    let kind = e.kind_of(pl).unwrap();
+                    if let Some(c) = e.class_of(kind, &o) {
+                        assert!(e.classes(kind).contains(&c), "{id} {kind:?}: {c:?}");
+                    }
+                    paid_classes.insert(settled[i].outcome.clone());
+                }
+            }
+            // Every row of the plan's payout table was paid somewhere.
+            for row in &p.payouts {
+                assert!(paid_classes.contains(&row.outcome), "{id}: {}", row.outcome);
+            }
+        }
+    }
+
+    #[test]
+    fn prepared_settlement_of_seeded_coups_matches_settle() {
+        for id in PLANS {
+            let p = plan(id);
+            let e = engine(&p);
+            let placements = every_placement(&e, &p);
+            let prepared = e.prepare(&placements).unwrap();
+            let mut slots = vec![0u8; placements.len()];
+            let mut rng = crate::rng::stream(seed(11));
+            for _ in 0..3000 {
+                let coup = e.deal_coup_from(&mut rng);
+                let o = e.coup_outcome(&coup);
+                assert_eq!(o, e.outcome(coup.as_slice()).unwrap());
+                let settled = e.settle(&placements, &o).unwrap();
+                e.settle_prepared(&prepared, &o, &mut slots).unwrap();
+                for (i, want) in settled.iter().enumerate() {
+                    assert_eq!(&prepared.payout(i, usize::from(slots[i])).unwrap(), want);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn prepared_settlement_refuses_a_win_above_max_win_only_when_it_is_won() {
+        let mut p = plan(SYNOT);
+        p.bets.iter_mut().find(|b| b.id == "tie").unwrap().max_win = 7_999;
+        let e = engine(&p);
+        let pl = place(&e, json!({"bet": "tie", "stake_minor": 1000}));
+        // Preparing does not refuse: a tie bet that loses pays nothing above the limit.
+        let prepared = e.prepare(std::slice::from_ref(&pl)).unwrap();
+        let mut slots = [0u8];
+        let player_wins = outcome_of(&e, &["9c", "7d", "Kh", "Ks"]);
+        e.settle_prepared(&prepared, &player_wins, &mut slots)
+            .unwrap();
+        assert_eq!(
+            prepared.payout(0, usize::from(slots[0])).unwrap(),
+            Payout::lose(1000)
+        );
+        let tie = outcome_of(&e, &["4c", "5d", "3h", "2s"]);
+        let err = e.settle_prepared(&prepared, &tie, &mut slots).unwrap_err();
+        assert_eq!(err.code, code::MAX_WIN_EXCEEDED);
+        assert_eq!(err, e.settle(&[pl], &tie).unwrap_err());
+        let mut wrong = tie;
+        wrong.winner = Winner::Player;
+        assert_eq!(
+            e.settle_prepared(&prepared, &wrong, &mut slots)
+                .unwrap_err()
+                .code,
             code::INCONSISTENT_OUTCOME
         );
     }

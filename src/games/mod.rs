@@ -111,6 +111,26 @@ pub fn pay_row(
     stake_minor: i64,
     what: &str,
 ) -> Result<Payout, Refusal> {
+    let (returned_minor, win_minor) = pay_row_amounts(plan, bet, row, stake_minor, what)?;
+    Ok(Payout {
+        stake_minor,
+        returned_minor,
+        win_minor,
+        outcome: row.outcome.clone(),
+    })
+}
+
+/// [`pay_row`] without the outcome name: `(returned_minor, win_minor)`, with the same rounding,
+/// the same maximum-win check and the same refusals. For engines that settle many bets from
+/// amounts computed once (simulation), where a `String` per payout would cost more than the
+/// payout itself.
+pub fn pay_row_amounts(
+    plan: &crate::plan::Plan,
+    bet: &crate::plan::model::BetType,
+    row: &crate::plan::model::Payout,
+    stake_minor: i64,
+    what: &str,
+) -> Result<(i64, i64), Refusal> {
     let money = |minor: i64| {
         format!(
             "{} {}",
@@ -164,12 +184,7 @@ pub fn pay_row(
         .with_plan(&plan.key())
         .clause(bet.clause.clone()));
     }
-    Ok(Payout {
-        stake_minor,
-        returned_minor,
-        win_minor,
-        outcome: row.outcome.clone(),
-    })
+    Ok((returned_minor, win_minor))
 }
 
 /// Refuses a plan whose rules, or whose heading, are not of `family` (`name` is the family as

@@ -347,10 +347,17 @@ impl<'p> TopCardEngine<'p> {
 
     /// Deals the two cards from `seed` (the algorithm is in the module documentation).
     pub fn deal_from_seed(&self, seed: [u8; 32]) -> [TopCardCard; 2] {
-        let mut rng = ChaCha20Rng::from_seed(seed);
+        self.deal_from(&mut ChaCha20Rng::from_seed(seed))
+    }
+
+    /// Deals the two cards from the next words of `rng`, from a freshly shuffled full shoe
+    /// (the algorithm of the module documentation, continuing the stream). For simulation: a
+    /// run of deals from one seed costs the keystream it uses instead of a ChaCha20 key setup
+    /// and four blocks per deal.
+    pub fn deal_from(&self, rng: &mut ChaCha20Rng) -> [TopCardCard; 2] {
         let mut s = self.shuffle.start();
-        let first = s.next_card(&mut rng);
-        let second = s.next_card(&mut rng);
+        let first = s.next_card(rng);
+        let second = s.next_card(rng);
         [
             TopCardCard {
                 to: self.order[0],

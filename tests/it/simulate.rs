@@ -139,8 +139,16 @@ fn casino_holdem_always_calls_and_is_reproducible() {
         .iter()
         .map(|b| b["bet"].as_str().unwrap())
         .collect();
-    assert_eq!(bets, ["ante", "call", "aa", "casino_razz"]);
+    assert_eq!(bets, ["ante", "call", "aa", "casino_razz", "ante+call"]);
+    assert!(a["strategy"].as_str().unwrap().starts_with("always call"));
     // Always calling: the Call is twice the Ante every round.
     assert_eq!(a["bets"][1]["staked_minor"], 2 * 5000 * 100);
+    // The hand as a whole: the Ante and the Call of each round together.
+    let minor = |i: usize, f: &str| a["bets"][i][f].as_i64().unwrap();
+    assert_eq!(minor(4, "staked_minor"), 3 * 5000 * 100);
+    assert_eq!(
+        minor(4, "returned_minor"),
+        minor(0, "returned_minor") + minor(1, "returned_minor")
+    );
     assert_eq!(a["exact"], serde_json::json!([]));
 }
