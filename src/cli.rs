@@ -372,7 +372,7 @@ fn simulate(
     };
     if !sim::supported(p.plan.family) {
         return fail(format!(
-            "no simulation for {} plans yet ({}): roulette, baccarat, top_card and casino_holdem are simulated",
+            "no simulation for {} plans yet ({}): roulette, baccarat, top_card, casino_holdem and blackjack are simulated",
             p.plan.family,
             p.key()
         ));

@@ -12,4 +12,5 @@ pub mod rng;
 pub mod round;
 pub mod service;
 pub mod simulate;
+pub mod simulate_blackjack;
 pub mod store;

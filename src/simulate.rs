@@ -179,6 +179,31 @@ impl BetStats {
     }
 }
 
+/// Rows filled by the blackjack simulation ([`crate::simulate_blackjack`]), where a round's
+/// return is not one [`Payout`] (a hand's split and double stakes count with its main bet).
+impl BetStats {
+    pub(crate) fn row(bet: &str, stake_minor: i64) -> BetStats {
+        BetStats::new(bet.to_string(), stake_minor)
+    }
+
+    /// One round: `staked_minor` at risk, `returned_minor` back (below zero when added
+    /// stakes were lost), `largest_win_minor` its win.
+    #[inline]
+    pub(crate) fn add_round(
+        &mut self,
+        staked_minor: i64,
+        returned_minor: i64,
+        largest_win_minor: i64,
+    ) {
+        let total = i128::from(returned_minor);
+        self.rounds += 1;
+        self.staked_minor += i128::from(staked_minor);
+        self.returned_minor += total;
+        self.returned_sq += total * total;
+        self.largest_win_minor = self.largest_win_minor.max(largest_win_minor);
+    }
+}
+
 /// A run's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Simulation {
@@ -224,7 +249,11 @@ pub struct ExactReturn {
 pub fn supported(family: Family) -> bool {
     matches!(
         family,
-        Family::Roulette | Family::Baccarat | Family::TopCard | Family::CasinoHoldem
+        Family::Roulette
+            | Family::Baccarat
+            | Family::TopCard
+            | Family::CasinoHoldem
+            | Family::Blackjack
     )
 }
 
@@ -232,7 +261,7 @@ fn unsupported(plan: &Plan) -> Refusal {
     Refusal::new(
         code::NO_SIMULATION,
         format!(
-            "{} is a {} plan: simulation plays roulette, baccarat, Top Card and Casino Hold'em plans only",
+            "{} is a {} plan: simulation plays roulette, baccarat, Top Card, Casino Hold'em and blackjack plans only",
             plan.key(),
             plan.plan.family
         ),
@@ -253,6 +282,9 @@ pub fn simulate(
         Family::Baccarat => baccarat(plan, &mut stream, rounds, progress)?,
         Family::TopCard => top_card(plan, &mut stream, rounds, progress)?,
         Family::CasinoHoldem => casino_holdem(plan, &mut stream, rounds, progress)?,
+        Family::Blackjack => {
+            crate::simulate_blackjack::simulate(plan, &mut stream, rounds, progress)?
+        }
         _ => return Err(unsupported(plan)),
     };
     progress(rounds);
@@ -628,7 +660,7 @@ pub fn exact_returns(plan: &Plan) -> Result<Vec<ExactReturn>, Refusal> {
             .map(|e| show(label_total(&e.bet, e.total), e.rtp))
             .collect()),
         // The engine has no exact return (yet): none to print.
-        Family::CasinoHoldem => Ok(Vec::new()),
+        Family::CasinoHoldem | Family::Blackjack => Ok(Vec::new()),
         _ => Err(unsupported(plan)),
     }
 }

@@ -15,6 +15,14 @@ use crate::cards::Card;
 use crate::games::Refusal;
 use crate::plan::rules::blackjack::{BlackjackPaid, SeatingModel};
 
+/// Where card `i` of the first pass goes, by position: [`BlackjackEngine::first_pass_slot`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstPassSlot {
+    /// The `k`-th hand dealt to (the `k`-th box with a bet, or the common hand).
+    Hand(usize),
+    Dealer,
+}
+
 /// Who a card of the first pass goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "to", content = "box", rename_all = "snake_case")]
@@ -44,51 +52,90 @@ impl<'p> BlackjackEngine<'p> {
                 vec![DealTo::CommonHand]
             }
             SeatingModel::Seats => {
-                let seats = s.seats.unwrap_or(0);
-                let ascending = boxes.windows(2).all(|w| w[0] < w[1]);
-                if boxes.is_empty() || !ascending || boxes.iter().any(|&b| b == 0 || b > seats) {
-                    return Err(self.refuse(
-                        code::PLAY_INVALID,
-                        format!(
-                            "boxes {boxes:?}: a round is dealt to distinct boxes 1 to {seats}, in order"
-                        ),
-                        &s.clause,
-                    ));
-                }
+                self.check_boxes(boxes.iter().copied())?;
                 boxes.iter().map(|&b| DealTo::Box(b)).collect()
             }
         };
-        let mut order = hands.clone();
-        order.push(DealTo::Dealer);
-        order.extend(hands);
-        if self.dealer_first_pass_cards() == 2 {
-            order.push(DealTo::Dealer);
+        Ok((0..)
+            .map_while(|i| self.first_pass_slot(hands.len(), i))
+            .map(|slot| match slot {
+                FirstPassSlot::Hand(k) => hands[k],
+                FirstPassSlot::Dealer => DealTo::Dealer,
+            })
+            .collect())
+    }
+
+    /// The boxes of a seated round: at least one, each 1 … the plan's `seating.seats`, in
+    /// ascending order (so each once).
+    pub fn check_boxes(&self, boxes: impl Iterator<Item = u8> + Clone) -> Result<(), Refusal> {
+        let s = &self.rules.seating;
+        let seats = s.seats.unwrap_or(0);
+        let mut previous = 0;
+        let mut any = false;
+        let ok = boxes.clone().all(|b| {
+            let fits = b > previous && b <= seats;
+            previous = b;
+            any = true;
+            fits
+        });
+        if ok && any {
+            return Ok(());
         }
-        Ok(order)
+        let boxes: Vec<u8> = boxes.collect();
+        Err(self.refuse(
+            code::PLAY_INVALID,
+            format!("boxes {boxes:?}: a round is dealt to distinct boxes 1 to {seats}, in order"),
+            &s.clause,
+        ))
+    }
+
+    /// Card `i` (from 0) of a first pass to `hands` hands, in the order of
+    /// [`BlackjackEngine::first_pass`]; `None` past its last card.
+    pub fn first_pass_slot(&self, hands: usize, i: usize) -> Option<FirstPassSlot> {
+        let slot = match i {
+            i if i < hands => FirstPassSlot::Hand(i),
+            i if i == hands => FirstPassSlot::Dealer,
+            i if i <= 2 * hands => FirstPassSlot::Hand(i - hands - 1),
+            i if i == 2 * hands + 1 && self.dealer_first_pass_cards() == 2 => FirstPassSlot::Dealer,
+            _ => return None,
+        };
+        Some(slot)
     }
 
     /// Whether `cards` (every card seen since the shoe was last shuffled) could all come out
     /// of the plan's shoe: no card more often than its decks hold it. A live card beyond that
     /// is a misdeal or a foreign card.
     pub fn check_cards_fit_shoe(&self, cards: &[Card]) -> Result<(), Refusal> {
-        let shoe = self.rules.shoe;
         let mut seen = [0usize; 52];
         for &c in cards {
             seen[c.index()] += 1;
-            if seen[c.index()] > usize::from(shoe.copies_of(c)) {
-                return Err(self.refuse(
-                    code::CARD_NOT_IN_SHOE,
-                    format!(
-                        "{c} seen {} times since the shuffle; a shoe of {} decks holds it {} times",
-                        seen[c.index()],
-                        shoe.decks,
-                        shoe.copies_of(c)
-                    ),
-                    &self.rules.clause,
-                ));
-            }
+            self.check_copies(c, seen[c.index()])?;
         }
         Ok(())
+    }
+
+    /// Whether `card` can come out of the plan's shoe after `seen` (every card seen since the
+    /// shoe was last shuffled, all of which fit): [`BlackjackEngine::check_cards_fit_shoe`] for
+    /// one more card.
+    pub fn check_card_fits_shoe(&self, seen: &[Card], card: Card) -> Result<(), Refusal> {
+        self.check_copies(card, 1 + seen.iter().filter(|&&c| c == card).count())
+    }
+
+    /// `card` seen `times` since the shuffle: no more often than the plan's decks hold it.
+    fn check_copies(&self, card: Card, times: usize) -> Result<(), Refusal> {
+        let shoe = self.rules.shoe;
+        if times <= usize::from(shoe.copies_of(card)) {
+            return Ok(());
+        }
+        Err(self.refuse(
+            code::CARD_NOT_IN_SHOE,
+            format!(
+                "{card} seen {times} times since the shuffle; a shoe of {} decks holds it {} times",
+                shoe.decks,
+                shoe.copies_of(card)
+            ),
+            &self.rules.clause,
+        ))
     }
 
     /// Whether a player's blackjack is paid as soon as it is dealt, before the dealer plays:

@@ -22,7 +22,13 @@
 //! - *Vedlejší sázky* ([`side_bets`]): [`BlackjackEngine::settle_side_bet`].
 //! - *Rozdání* ([`deal`]): [`BlackjackEngine::first_pass`] (who gets the first cards, in which
 //!   order), [`BlackjackEngine::check_cards_fit_shoe`], and when a blackjack is paid.
-//! - *RNG* ([`shoe`]): [`shuffled_shoe`] deals a whole shoe from a seed.
+//! - *RNG* ([`shoe`]): [`shuffled_shoe`] deals a whole shoe from a seed, [`LazyShoe`] the same
+//!   shoe card by card.
+//! - *The round* ([`driver`]): [`BlackjackEngine::open_round`], [`BlackjackEngine::apply`]
+//!   (cards, insurance, decisions, time-outs, Bet Behind funding) and
+//!   [`BlackjackEngine::next_step`] play a whole round from its logged inputs, seated or on a
+//!   common hand; [`BlackjackEngine::settle_round`] settles every stake of it.
+//! - *Basic strategy* ([`strategy`]): [`BasicStrategy`], computed from the plan's rules.
 //!
 //! **Hands.** One player's play on one box (or, in a common-hand game, one player's own view
 //! of the common hand) is a `Vec<Hand>`: one hand, or after splits several, in the order they
@@ -33,8 +39,8 @@
 //!
 //! **Common hand.** Each player's `Vec<Hand>` holds only the cards that count for him: the
 //! common first two cards, then the cards dealt while he was still drawing. Cards dealt after
-//! he stood count nothing for him (`cards_after_stand_count_zero`); the round driver that
-//! attributes the dealt sequence to each player is not part of this module yet.
+//! he stood count nothing for him (`cards_after_stand_count_zero`); the round driver
+//! ([`driver`]) attributes the dealt sequence to each player.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -47,6 +53,9 @@ use crate::plan::rules::{Family, GameRules};
 
 pub mod deal;
 pub mod dealer;
+pub mod driver;
+#[cfg(test)]
+mod driver_tests;
 pub mod hand;
 pub mod play;
 #[cfg(test)]
@@ -54,14 +63,20 @@ mod rules_tests;
 pub mod settle;
 pub mod shoe;
 pub mod side_bets;
+pub mod strategy;
 
-pub use deal::DealTo;
+pub use deal::{DealTo, FirstPassSlot};
 pub use dealer::DealerAction;
+pub use driver::{
+    BetBehindBet, CardTo, Decider, Input, Next, PositionBets, PositionSettlement, RoundSettlement,
+    RoundSetup, RoundState,
+};
 pub use hand::{hand_value, HandValue};
 pub use play::{Decision, Hand, HandEnd, HandStatus, Insurer};
 pub use settle::{BetBehind, BoxPlay, HandResult, Settlement, StakeSettlement};
-pub use shoe::shuffled_shoe;
+pub use shoe::{shuffled_shoe, LazyShoe};
 pub use side_bets::SideBetDeal;
+pub use strategy::BasicStrategy;
 
 /// The stable codes of the refusals this engine returns.
 pub mod code {
@@ -130,6 +145,30 @@ pub mod code {
     pub const CARD_NOT_IN_SHOE: &str = "card_not_in_shoe";
     /// Side-bet settlement without the cards it is decided on.
     pub const CARDS_MISSING: &str = "cards_missing";
+
+    // The round driver ([`super::driver`]).
+    /// A box without a main bet: a box is dealt only for its main bet.
+    pub const MAIN_BET_MISSING: &str = "main_bet_missing";
+    /// Fewer box owners (or common-hand players) than the plan's `seating.min_players`.
+    pub const TOO_FEW_PLAYERS: &str = "too_few_players";
+    /// More box owners (or common-hand players) than the plan's `seating.max_players`, or one
+    /// player twice in a common hand.
+    pub const TOO_MANY_PLAYERS: &str = "too_many_players";
+    /// A position or a Bet Behind the round does not have.
+    pub const NO_SUCH_POSITION: &str = "no_such_position";
+    /// A card while the round awaits decisions or insurance answers, or after the last card.
+    pub const CARD_NOT_EXPECTED: &str = "card_not_expected";
+    /// A decision (or a time-out) for a hand that does not await one now: not its turn, or
+    /// the round is elsewhere.
+    pub const DECISION_NOT_EXPECTED: &str = "decision_not_expected";
+    /// An insurance answer outside the insurance offer, twice, or from one not offered it.
+    pub const INSURANCE_NOT_EXPECTED: &str = "insurance_not_expected";
+    /// A Bet Behind declining a split or a double its box did not make, or too late.
+    pub const BET_BEHIND_NOTHING_TO_DECLINE: &str = "bet_behind_nothing_to_decline";
+    /// Settlement asked before every card of the round is dealt.
+    pub const ROUND_NOT_COMPLETE: &str = "round_not_complete";
+    /// The card source ran dry before the round was complete.
+    pub const CARDS_EXHAUSTED: &str = "cards_exhausted";
     /// The settlement codes every engine shares ([`crate::games::code`]).
     pub use crate::games::code::{MAX_WIN_EXCEEDED, NO_PAYOUT_ROW, PAYOUT_OVERFLOW};
 }

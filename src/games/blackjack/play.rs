@@ -108,6 +108,27 @@ pub enum Insurer {
     BetBehind,
 }
 
+/// Why a decision is not allowed, before its message is written: the cheap form of a refusal
+/// ([`BlackjackEngine::is_legal`] asks only whether there is one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    SurrenderWithBlackjack,
+    NotDeciding(HandStatus),
+    SplitAceOneCard,
+    DoubleNotOffered,
+    DoubleFirstTwoCardsOnly,
+    DoubleAfterSplit,
+    DoubleTotal,
+    SplitNotOffered,
+    SplitFirstTwoCardsOnly,
+    NotAPair,
+    TenValueSplit,
+    MaxHands,
+    ResplitAces,
+    SurrenderNotOffered,
+    SurrenderFirstDecisionOnly,
+}
+
 impl<'p> BlackjackEngine<'p> {
     /// Whether hand `at` of `hands` is a blackjack: a natural on the original two cards, or on
     /// a split hand only where the plan says so (`blackjack.after_split_is_blackjack`; "Po
@@ -164,8 +185,14 @@ impl<'p> BlackjackEngine<'p> {
     pub fn legal_decisions(&self, hands: &[Hand], at: usize) -> Vec<Decision> {
         Decision::ALL
             .into_iter()
-            .filter(|d| self.check_decision(hands, at, *d).is_ok())
+            .filter(|d| self.is_legal(hands, at, *d))
             .collect()
+    }
+
+    /// Whether the rules allow `decision` on hand `at` now: [`BlackjackEngine::check_decision`]
+    /// without building the refusal, for strategies and simulations that ask often.
+    pub fn is_legal(&self, hands: &[Hand], at: usize, decision: Decision) -> bool {
+        matches!(self.decision_fault(hands, at, decision), Ok(None))
     }
 
     /// Whether the rules allow `decision` on hand `at` of a player's `hands` (the hands as
@@ -176,6 +203,22 @@ impl<'p> BlackjackEngine<'p> {
         at: usize,
         decision: Decision,
     ) -> Result<(), Refusal> {
+        match self.decision_fault(hands, at, decision)? {
+            None => Ok(()),
+            Some(fault) => Err(self.fault_refusal(hands, at, fault)),
+        }
+    }
+
+    /// The rule that forbids `decision` on hand `at`, if any: the one place where the
+    /// decision rules are read ([`BlackjackEngine::is_legal`] and
+    /// [`BlackjackEngine::check_decision`] both ask it). `Err` only for a hand that does not
+    /// exist.
+    fn decision_fault(
+        &self,
+        hands: &[Hand],
+        at: usize,
+        decision: Decision,
+    ) -> Result<Option<Fault>, Refusal> {
         let h = self.hand_at(hands, at)?;
         let r = self.rules;
         // Said before "the hand is over", which a natural also is: the surrender rule is the
@@ -185,153 +228,187 @@ impl<'p> BlackjackEngine<'p> {
             && r.surrender.not_with_blackjack == Some(true)
             && self.is_blackjack(h)
         {
-            return Err(self.refuse(
-                code::SURRENDER_NOT_WITH_BLACKJACK,
-                "surrender is not offered on a blackjack",
-                &r.surrender.clause,
-            ));
+            return Ok(Some(Fault::SurrenderWithBlackjack));
         }
-        if let Some(refusal) = self.not_deciding(hands, at)? {
-            return Err(refusal);
+        let status = self.hand_status(hands, at)?;
+        if status != HandStatus::Deciding {
+            return Ok(Some(Fault::NotDeciding(status)));
         }
         // A split ace holding another ace, where aces may be re-split: split or keep it.
         if self.split_ace_one_card(h) && !matches!(decision, Decision::Split | Decision::Stand) {
-            return Err(self.refuse(
-                code::SPLIT_ACES_ONE_CARD,
-                "a split ace gets one card only: split the aces again or stand",
-                &r.split.clause,
-            ));
+            return Ok(Some(Fault::SplitAceOneCard));
         }
-        match decision {
-            Decision::Hit | Decision::Stand => Ok(()),
-            Decision::Double => self.check_double(h),
-            Decision::Split => self.check_split(hands, h),
-            Decision::Surrender => self.check_surrender(hands, h),
+        Ok(match decision {
+            Decision::Hit | Decision::Stand => None,
+            Decision::Double => self.double_fault(h),
+            Decision::Split => self.split_fault(hands, h),
+            Decision::Surrender => self.surrender_fault(hands, h),
+        })
+    }
+
+    fn double_fault(&self, h: &Hand) -> Option<Fault> {
+        let d = &self.rules.double;
+        if !d.allowed {
+            Some(Fault::DoubleNotOffered)
+        } else if h.cards.len() != 2 {
+            Some(Fault::DoubleFirstTwoCardsOnly)
+        } else if h.from_split && d.after_split != Some(true) {
+            Some(Fault::DoubleAfterSplit)
+        } else if d.on == Some(DoubleOn::Totals) && !d.totals.contains(&self.value(&h.cards).total)
+        {
+            Some(Fault::DoubleTotal)
+        } else {
+            None
         }
     }
 
-    fn check_double(&self, h: &Hand) -> Result<(), Refusal> {
-        let d = &self.rules.double;
-        if !d.allowed {
-            return Err(self.refuse(
+    fn split_fault(&self, hands: &[Hand], h: &Hand) -> Option<Fault> {
+        let s = &self.rules.split;
+        if !s.allowed {
+            return Some(Fault::SplitNotOffered);
+        }
+        let [a, b] = h.cards[..] else {
+            return Some(Fault::SplitFirstTwoCardsOnly);
+        };
+        if !self.is_pair(a, b) {
+            Some(Fault::NotAPair)
+        } else if is_ten_value(a) && s.ten_value_cards != Some(true) {
+            Some(Fault::TenValueSplit)
+        } else if hands.len() >= usize::from(s.max_hands.unwrap_or(2)) {
+            Some(Fault::MaxHands)
+        } else if h.is_split_ace() && a.rank == Rank::Ace && s.resplit_aces != Some(true) {
+            Some(Fault::ResplitAces)
+        } else {
+            None
+        }
+    }
+
+    fn surrender_fault(&self, hands: &[Hand], h: &Hand) -> Option<Fault> {
+        if !self.rules.surrender.allowed {
+            return Some(Fault::SurrenderNotOffered);
+        }
+        // Surrender gives up the original two-card hand: never a split hand, never after a
+        // card was drawn. With `first_decision_only` that is exactly "during the first round
+        // of decisions"; the plans all state it.
+        if hands.len() != 1 || h.from_split || h.cards.len() != 2 || h.doubled {
+            return Some(Fault::SurrenderFirstDecisionOnly);
+        }
+        None
+    }
+
+    /// The refusal, with its message and clause, for `fault` on hand `at`.
+    fn fault_refusal(&self, hands: &[Hand], at: usize, fault: Fault) -> Refusal {
+        let r = self.rules;
+        let h = &hands[at];
+        let (d, s) = (&r.double, &r.split);
+        let pair = || match h.cards[..] {
+            [a, b] => (a, b),
+            _ => unreachable!("a pair fault is about two cards"),
+        };
+        match fault {
+            Fault::SurrenderWithBlackjack => self.refuse(
+                code::SURRENDER_NOT_WITH_BLACKJACK,
+                "surrender is not offered on a blackjack",
+                &r.surrender.clause,
+            ),
+            Fault::NotDeciding(_) => self
+                .not_deciding(hands, at)
+                .ok()
+                .flatten()
+                .expect("a hand that is not deciding has its refusal"),
+            Fault::SplitAceOneCard => self.refuse(
+                code::SPLIT_ACES_ONE_CARD,
+                "a split ace gets one card only: split the aces again or stand",
+                &s.clause,
+            ),
+            Fault::DoubleNotOffered => self.refuse(
                 code::DOUBLE_NOT_OFFERED,
                 format!("{} offers no double", self.plan.key()),
                 &d.clause,
-            ));
-        }
-        if h.cards.len() != 2 {
-            return Err(self.refuse(
+            ),
+            Fault::DoubleFirstTwoCardsOnly => self.refuse(
                 code::DOUBLE_FIRST_TWO_CARDS_ONLY,
                 format!(
                     "a double is offered on a hand's first two cards, not on {}",
                     self.cards_label(&h.cards)
                 ),
                 &d.clause,
-            ));
-        }
-        if h.from_split && d.after_split != Some(true) {
-            return Err(self.refuse(
+            ),
+            Fault::DoubleAfterSplit => self.refuse(
                 code::DOUBLE_AFTER_SPLIT_NOT_ALLOWED,
                 "a hand made by a split cannot be doubled",
                 &d.clause,
-            ));
-        }
-        if d.on == Some(DoubleOn::Totals) {
-            let total = self.value(&h.cards).total;
-            if !d.totals.contains(&total) {
+            ),
+            Fault::DoubleTotal => {
                 let totals: Vec<String> = d.totals.iter().map(u8::to_string).collect();
-                return Err(self.refuse(
+                self.refuse(
                     code::DOUBLE_TOTAL_NOT_ALLOWED,
                     format!(
-                        "{} totals {total}; a double is offered only on {}",
+                        "{} totals {}; a double is offered only on {}",
                         self.cards_label(&h.cards),
+                        self.value(&h.cards).total,
                         totals.join(", ")
                     ),
                     &d.clause,
-                ));
+                )
             }
-        }
-        Ok(())
-    }
-
-    fn check_split(&self, hands: &[Hand], h: &Hand) -> Result<(), Refusal> {
-        let s = &self.rules.split;
-        if !s.allowed {
-            return Err(self.refuse(
+            Fault::SplitNotOffered => self.refuse(
                 code::SPLIT_NOT_OFFERED,
                 format!("{} offers no split", self.plan.key()),
                 &s.clause,
-            ));
-        }
-        let [a, b] = h.cards[..] else {
-            return Err(self.refuse(
+            ),
+            Fault::SplitFirstTwoCardsOnly => self.refuse(
                 code::SPLIT_FIRST_TWO_CARDS_ONLY,
                 format!(
                     "a split is offered on a pair of two cards, not on {}",
                     self.cards_label(&h.cards)
                 ),
                 &s.clause,
-            ));
-        };
-        if !self.is_pair(a, b) {
-            let rule = match s.pair {
-                Some(PairMatch::SameRank) => "the same rank",
-                _ => "the same value",
-            };
-            return Err(self.refuse(
-                code::NOT_A_PAIR,
-                format!("{a} and {b} are not a pair: a split needs two cards of {rule}"),
-                &s.clause,
-            ));
-        }
-        if is_ten_value(a) && s.ten_value_cards != Some(true) {
-            return Err(self.refuse(
-                code::TEN_VALUE_SPLIT_NOT_ALLOWED,
-                format!("{a} and {b} are ten-value cards, which may not be split"),
-                &s.clause,
-            ));
-        }
-        let max_hands = usize::from(s.max_hands.unwrap_or(2));
-        if hands.len() >= max_hands {
-            return Err(self.refuse(
+            ),
+            Fault::NotAPair => {
+                let (a, b) = pair();
+                let rule = match s.pair {
+                    Some(PairMatch::SameRank) => "the same rank",
+                    _ => "the same value",
+                };
+                self.refuse(
+                    code::NOT_A_PAIR,
+                    format!("{a} and {b} are not a pair: a split needs two cards of {rule}"),
+                    &s.clause,
+                )
+            }
+            Fault::TenValueSplit => {
+                let (a, b) = pair();
+                self.refuse(
+                    code::TEN_VALUE_SPLIT_NOT_ALLOWED,
+                    format!("{a} and {b} are ten-value cards, which may not be split"),
+                    &s.clause,
+                )
+            }
+            Fault::MaxHands => self.refuse(
                 code::MAX_HANDS_REACHED,
                 format!(
                     "the box already plays {} hands, the most a split may make",
                     hands.len()
                 ),
                 &s.clause,
-            ));
-        }
-        if h.is_split_ace() && a.rank == Rank::Ace && s.resplit_aces != Some(true) {
-            return Err(self.refuse(
+            ),
+            Fault::ResplitAces => self.refuse(
                 code::RESPLIT_ACES_NOT_ALLOWED,
                 "split aces may not be split again",
                 &s.clause,
-            ));
-        }
-        Ok(())
-    }
-
-    fn check_surrender(&self, hands: &[Hand], h: &Hand) -> Result<(), Refusal> {
-        let s = &self.rules.surrender;
-        if !s.allowed {
-            return Err(self.refuse(
+            ),
+            Fault::SurrenderNotOffered => self.refuse(
                 code::SURRENDER_NOT_OFFERED,
                 format!("{} offers no surrender", self.plan.key()),
-                &s.clause,
-            ));
-        }
-        // Surrender gives up the original two-card hand: never a split hand, never after a
-        // card was drawn. With `first_decision_only` that is exactly "during the first round
-        // of decisions"; the plans all state it.
-        if hands.len() != 1 || h.from_split || h.cards.len() != 2 || h.doubled {
-            return Err(self.refuse(
+                &r.surrender.clause,
+            ),
+            Fault::SurrenderFirstDecisionOnly => self.refuse(
                 code::SURRENDER_FIRST_DECISION_ONLY,
                 "surrender is offered once, as the first decision on the first two cards",
-                &s.clause,
-            ));
+                &r.surrender.clause,
+            ),
         }
-        Ok(())
     }
 
     /// Applies a decision that [`BlackjackEngine::check_decision`] allows. `Hit` changes
@@ -406,7 +483,7 @@ impl<'p> BlackjackEngine<'p> {
         let decision = match (t.automatic, t.hit_at_or_below) {
             (AutoDecision::Stand, _) => Decision::Stand,
             (AutoDecision::HitAtOrBelowElseStand, Some(limit)) => {
-                if total <= limit && self.check_decision(hands, at, Decision::Hit).is_ok() {
+                if total <= limit && self.is_legal(hands, at, Decision::Hit) {
                     Decision::Hit
                 } else {
                     Decision::Stand

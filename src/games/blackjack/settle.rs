@@ -392,9 +392,10 @@ impl<'p> BlackjackEngine<'p> {
                     &limits.clause,
                 )
             })?;
-        let payout =
-            crate::games::pay_row(self.plan, limits, row, stake, &format!("{bet}/{outcome}"))
-                .map_err(|r| r.with_plan(&self.plan.key()))?;
+        // `pay_row` names the outcome in its messages itself: the bet type is enough here
+        // (and builds no string on the way to a payout).
+        let payout = crate::games::pay_row(self.plan, limits, row, stake, bet)
+            .map_err(|r| r.with_plan(&self.plan.key()))?;
         Ok(StakeSettlement {
             bet: bet.to_string(),
             hand,

@@ -2,11 +2,92 @@
 //! one documented shuffle of [`crate::rng`] (forward Fisher–Yates over ChaCha20 with rejection
 //! sampling).
 
+//!
+//! A round takes a dozen cards or so of a shoe of up to 416, so [`LazyShoe`] deals the same
+//! shuffle step by step: card `i` is final after step `i` of the forward Fisher–Yates, so
+//! dealing the first `k` cards needs only the first `k` steps (and the same ChaCha20 words).
+//! [`crate::rng::ShoeShuffle`] does the same for baccarat but holds at most eight cards; a
+//! blackjack round has no such bound.
+
+use rand_chacha::ChaCha20Rng;
+
 use crate::cards::{Card, Shoe};
+use crate::rng::uniform_below;
 
 /// The plan's shoe shuffled from `seed` ([`crate::rng::shuffled`]), first card dealt first.
 pub fn shuffled_shoe(shoe: Shoe, seed: [u8; 32]) -> Vec<Card> {
     crate::rng::shuffled(shoe, seed)
+}
+
+/// [`shuffled_shoe`] dealt one card at a time: the `k` first cards of the full shuffle after
+/// `k` steps, drawing the same words from the stream (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct LazyShoe {
+    /// One deck in canonical order; position `p` of the unshuffled shoe holds `deck[p % 52]`.
+    deck: Vec<Card>,
+    /// Cards in the full shoe.
+    len: u32,
+    /// The next position to deal.
+    step: u32,
+    /// (position, canonical position now there) for the positions at or after `step` that a
+    /// swap has written; every other position still holds its own card.
+    moved: Vec<(u32, u32)>,
+}
+
+impl LazyShoe {
+    pub fn new(shoe: Shoe) -> LazyShoe {
+        let deck = shoe.deck.cards();
+        let len =
+            u32::try_from(shoe.total_cards()).expect("a blackjack shoe holds at most 416 cards");
+        LazyShoe {
+            deck,
+            len,
+            step: 0,
+            moved: Vec::new(),
+        }
+    }
+
+    /// Starts a new shuffle of the full shoe.
+    pub fn restart(&mut self) {
+        self.step = 0;
+        self.moved.clear();
+    }
+
+    /// Cards dealt since the shuffle began.
+    pub fn dealt(&self) -> u32 {
+        self.step
+    }
+
+    /// The next card, drawing step `i` of the shuffle from `rng`; `None` when the shoe is
+    /// dealt out. The last card takes no draw (the whole shuffle makes `N − 1` steps).
+    pub fn next_card(&mut self, rng: &mut ChaCha20Rng) -> Option<Card> {
+        let i = self.step;
+        if i >= self.len {
+            return None;
+        }
+        let j = if i + 1 == self.len {
+            i
+        } else {
+            i + uniform_below(rng, self.len - i)
+        };
+        let at = |moved: &[(u32, u32)], p: u32| {
+            moved.iter().find(|(q, _)| *q == p).map_or(p, |&(_, v)| v)
+        };
+        let drawn = at(&self.moved, j);
+        // Position j now holds what was at i; position i is final and never read again.
+        if j != i {
+            let was_i = at(&self.moved, i);
+            match self.moved.iter_mut().find(|(q, _)| *q == j) {
+                Some(slot) => slot.1 = was_i,
+                None => self.moved.push((j, was_i)),
+            }
+        }
+        if let Some(k) = self.moved.iter().position(|(q, _)| *q == i) {
+            self.moved.swap_remove(k);
+        }
+        self.step += 1;
+        Some(self.deck[drawn as usize % self.deck.len()])
+    }
 }
 
 #[cfg(test)]
@@ -32,6 +113,21 @@ mod tests {
         assert_eq!(shuffled_shoe(shoe, [1; 32]), shuffled_shoe(shoe, [1; 32]));
         assert_ne!(shuffled_shoe(shoe, [1; 32]), shuffled_shoe(shoe, [2; 32]));
         assert_ne!(shuffled_shoe(shoe, [1; 32]), DeckKind::Standard52.cards());
+    }
+
+    #[test]
+    fn the_lazy_shoe_deals_the_whole_shuffle_card_for_card() {
+        for (decks, seeds) in [(1u8, 0..40u8), (8, 0..4)] {
+            let shoe = Shoe::new(DeckKind::Standard52, decks);
+            let mut lazy = LazyShoe::new(shoe);
+            for s in seeds {
+                let whole = shuffled_shoe(shoe, [s; 32]);
+                let mut rng = crate::rng::stream([s; 32]);
+                lazy.restart();
+                let dealt: Vec<Card> = std::iter::from_fn(|| lazy.next_card(&mut rng)).collect();
+                assert_eq!(dealt, whole, "{decks} decks, seed {s}");
+            }
+        }
     }
 
     #[test]

@@ -1,0 +1,278 @@
+//! `pitboss simulate` for blackjack plans: whole rounds through the engine's round driver
+//! ([`BlackjackEngine::play_round`]'s steps: `open_round_into`, `play_on`, `settle_round`),
+//! the same code the service drives from logged events, with basic strategy
+//! ([`BasicStrategy`]) deciding.
+//!
+//! **Cards.** Each round is dealt from a freshly shuffled full shoe of the plan
+//! ([`LazyShoe`]: the documented forward Fisher–Yates of [`crate::rng`], dealt lazily, card for
+//! card what [`crate::games::blackjack::shuffled_shoe`] deals), continuing the run's one
+//! ChaCha20 stream, as RNG mode deals each round from its own shuffled shoe.
+//!
+//! **Bets.** Every round: a main bet at `main`'s `min_bet` on each box (as many boxes as the
+//! plan's `seating.min_players`, one player each: two in the Czech plans, one elsewhere; in a
+//! common-hand game that many players), every side bet of the plan at its `min_bet` on each
+//! box, and where the plan offers Bet Behind one Bet Behind at its `min_bet` on box 1, which
+//! funds every split and double. Insurance is taken by every box owner whenever it is offered,
+//! for the plan's full share of the main bet: basic strategy never insures, but insurance is
+//! its own stake and changes no decision, so this measures its return without touching the
+//! others'. A Bet Behind does not insure.
+//!
+//! **Rows.** `main`: per initial main stake, the net result of the hands' own stakes (main,
+//! split, double, surrender refund; not insurance), as published house edges are stated
+//! (returned = stake + net, so a doubled loss returns −1 stake). `bet_behind`: the same for
+//! the Bet Behind. `insurance`: the rounds it was taken. Each side bet: its stake and return.
+//! With two boxes a row adds both boxes' stakes of a round (one sample per round, so the
+//! interval allows for the shared dealer hand); the largest win is one box's.
+
+use rand_chacha::ChaCha20Rng;
+
+use crate::cards::Card;
+use crate::games::blackjack::{
+    BasicStrategy, BetBehindBet, BlackjackBet, BlackjackEngine, Decider, Decision, LazyShoe,
+    PositionBets, RoundSettlement, RoundSetup, RoundState,
+};
+use crate::games::Refusal;
+use crate::plan::model::Plan;
+use crate::plan::rules::blackjack::SeatingModel;
+use crate::simulate::{BetStats, PROGRESS_EVERY};
+
+/// Basic strategy, insuring every box owner when offered (see the module documentation).
+struct SimDecider<'s> {
+    strategy: &'s BasicStrategy,
+}
+
+impl Decider for SimDecider<'_> {
+    fn decide(
+        &mut self,
+        engine: &BlackjackEngine<'_>,
+        state: &RoundState,
+        position: usize,
+        hand: usize,
+    ) -> Option<Decision> {
+        let hands = &state.positions[position].play.hands;
+        Some(self.strategy.decide(engine, hands, hand, state.dealer[0]))
+    }
+
+    fn insure(
+        &mut self,
+        engine: &BlackjackEngine<'_>,
+        state: &RoundState,
+        position: usize,
+        bet_behind: Option<usize>,
+    ) -> Option<i64> {
+        if bet_behind.is_some() {
+            return None;
+        }
+        let fraction = engine.rules().insurance.fraction_of_main?;
+        fraction.apply(
+            state.positions[position].play.main_stake_minor,
+            engine.plan().plan.rounding,
+        )
+    }
+}
+
+/// The round's bets (module documentation).
+fn setup(plan: &Plan, engine: &BlackjackEngine<'_>) -> Result<RoundSetup, Refusal> {
+    let rules = engine.rules();
+    let min_bet = |id: &str| {
+        plan.bet(id).map(|b| b.min_bet).ok_or_else(|| {
+            Refusal::new(
+                crate::simulate::code::UNSIMULATED_BET,
+                format!("{} has no bet type '{id}'", plan.key()),
+            )
+        })
+    };
+    let mut bets = vec![BlackjackBet {
+        bet: "main".into(),
+        stake_minor: min_bet("main")?,
+    }];
+    for sb in &rules.side_bets {
+        bets.push(BlackjackBet {
+            bet: sb.id.clone(),
+            stake_minor: min_bet(&sb.id)?,
+        });
+    }
+    let seated = rules.seating.model == SeatingModel::Seats;
+    let boxes = rules.seating.min_players.max(1);
+    let mut positions = Vec::new();
+    for i in 1..=boxes {
+        let seat = if seated {
+            Some(u8::try_from(i).unwrap_or(u8::MAX))
+        } else {
+            None
+        };
+        let mut bets_behind = Vec::new();
+        if i == 1 && rules.bet_behind.allowed {
+            bets_behind.push(BetBehindBet {
+                player: "bet behind".into(),
+                stake_minor: min_bet("bet_behind")?,
+            });
+        }
+        positions.push(PositionBets {
+            seat,
+            player: format!("player {i}"),
+            bets: bets.clone(),
+            bets_behind,
+        });
+    }
+    Ok(RoundSetup { positions })
+}
+
+/// The statistics rows and how a round's settlement adds to them.
+struct Rows {
+    main: BetStats,
+    bet_behind: Option<BetStats>,
+    insurance: Option<BetStats>,
+    side_bets: Vec<BetStats>,
+}
+
+impl Rows {
+    fn new(setup: &RoundSetup, engine: &BlackjackEngine<'_>) -> Rows {
+        let first = &setup.positions[0];
+        let n = setup.positions.len() as i64;
+        let stake = |bet: &str| {
+            first
+                .bets
+                .iter()
+                .find(|b| b.bet == bet)
+                .map_or(0, |b| b.stake_minor)
+                * n
+        };
+        let rules = engine.rules();
+        Rows {
+            main: BetStats::row("main", stake("main")),
+            bet_behind: first
+                .bets_behind
+                .first()
+                .map(|b| BetStats::row("bet_behind", b.stake_minor)),
+            insurance: rules
+                .insurance
+                .fraction_of_main
+                .filter(|_| rules.insurance.offered)
+                .and_then(|f| f.apply(stake("main") / n, engine.plan().plan.rounding))
+                .map(|one| BetStats::row("insurance", one * n)),
+            side_bets: rules
+                .side_bets
+                .iter()
+                .map(|sb| BetStats::row(&sb.id, stake(&sb.id)))
+                .collect(),
+        }
+    }
+
+    fn record(&mut self, s: &RoundSettlement) {
+        let (mut staked, mut returned, mut win) = (0i64, 0i64, 0i64);
+        let (mut ins_staked, mut ins_returned, mut ins_win) = (0i64, 0i64, 0i64);
+        for p in &s.positions {
+            let mut box_win = 0;
+            for st in &p.main.stakes {
+                if st.bet == "insurance" {
+                    ins_staked += st.payout.stake_minor;
+                    ins_returned += st.payout.total_minor();
+                    ins_win = ins_win.max(st.payout.win_minor);
+                    continue;
+                }
+                if st.hand == Some(0) && st.bet == "main" {
+                    staked += st.payout.stake_minor;
+                    returned += st.payout.stake_minor;
+                }
+                returned += st.payout.total_minor() - st.payout.stake_minor;
+                box_win += st.payout.win_minor;
+            }
+            win = win.max(box_win);
+        }
+        self.main.add_round(staked, returned, win);
+        if ins_staked > 0 {
+            if let Some(row) = &mut self.insurance {
+                row.add_round(ins_staked, ins_returned, ins_win);
+            }
+        }
+        for (k, row) in self.side_bets.iter_mut().enumerate() {
+            let (mut st, mut ret, mut w) = (0, 0, 0);
+            for p in &s.positions {
+                let b = &p.side_bets[k].payout;
+                st += b.stake_minor;
+                ret += b.total_minor();
+                w = w.max(b.win_minor);
+            }
+            row.add_round(st, ret, w);
+        }
+        if let Some(row) = &mut self.bet_behind {
+            if let Some(bb) = s.positions[0].bets_behind.first() {
+                let (mut st, mut ret, mut w) = (0, 0, 0);
+                for x in &bb.stakes {
+                    if x.bet == "insurance" {
+                        continue;
+                    }
+                    if x.hand == Some(0) && x.bet == "bet_behind" {
+                        st += x.payout.stake_minor;
+                        ret += x.payout.stake_minor;
+                    }
+                    ret += x.payout.total_minor() - x.payout.stake_minor;
+                    w += x.payout.win_minor;
+                }
+                row.add_round(st, ret, w);
+            }
+        }
+    }
+
+    fn into_vec(self) -> Vec<BetStats> {
+        let mut out = vec![self.main];
+        out.extend(self.bet_behind);
+        out.extend(self.insurance);
+        out.extend(self.side_bets);
+        out
+    }
+}
+
+/// Plays `rounds` rounds of a blackjack plan from `stream` (module documentation).
+pub(crate) fn simulate(
+    plan: &Plan,
+    stream: &mut ChaCha20Rng,
+    rounds: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Vec<BetStats>, Refusal> {
+    let engine = BlackjackEngine::new(plan)?;
+    let strategy = BasicStrategy::new(&engine);
+    let setup = setup(plan, &engine)?;
+    let mut rows = Rows::new(&setup, &engine);
+    let mut decider = SimDecider {
+        strategy: &strategy,
+    };
+    let mut shoe = LazyShoe::new(engine.rules().shoe);
+    // `play_round`, with the round's memory kept from one round to the next.
+    let mut state = engine.open_round(&setup)?;
+    for r in 0..rounds {
+        shoe.restart();
+        let mut cards = || -> Option<Card> { shoe.next_card(stream) };
+        engine.open_round_into(&setup, &mut state)?;
+        engine.play_on(&mut state, &mut cards, &mut decider)?;
+        rows.record(&engine.settle_round(&state)?);
+        if (r + 1) % PROGRESS_EVERY == 0 {
+            progress(r + 1);
+        }
+    }
+    Ok(rows.into_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::blackjack::testing::{plan, PLANS};
+
+    #[test]
+    fn every_blackjack_plan_simulates_with_basic_strategy_taking_only_legal_decisions() {
+        // play_round refuses any decision the engine does not allow: 20 000 rounds of every
+        // plan run without a refusal, and the main bet returns what blackjack returns.
+        for id in PLANS {
+            let p = plan(id);
+            let mut stream = crate::rng::stream([9; 32]);
+            let rows = simulate(&p, &mut stream, 20_000, &mut |_| {})
+                .unwrap_or_else(|r| panic!("{id}: {r}"));
+            let main = &rows[0];
+            assert_eq!(main.bet, "main");
+            assert_eq!(main.rounds, 20_000);
+            let rtp = main.returned_minor as f64 / main.staked_minor as f64;
+            assert!((0.95..1.03).contains(&rtp), "{id}: main returns {rtp}");
+        }
+    }
+}
