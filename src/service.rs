@@ -742,6 +742,14 @@ impl Writer {
                 let (table, round) = job.command.target();
                 events.push(Event::CommandRefused {
                     command: job.command.name().to_string(),
+                    request: match &job.command {
+                        Command::TableAction { action, .. } => Some(
+                            action
+                                .clone()
+                                .unwrap_or_else(|| json!({"action": "automatic"})),
+                        ),
+                        _ => None,
+                    },
                     table,
                     round,
                     refusal: refusal_of(&reply),

@@ -234,6 +234,10 @@ pub enum Event {
     /// asked, of which table or round, and why not.
     CommandRefused {
         command: String,
+        /// What was asked, where it is more than the command's name and target (the action
+        /// refused at a player-versus-player table).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request: Option<Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         table: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
