@@ -1577,6 +1577,7 @@ impl State {
                         pvp::code::NO_AUTOMATIC_DECISION,
                         format!("nobody at table {table} owes an act the plan could take for him"),
                     )
+                    .with_plan(&t.loaded.key())
                     .clause(timeout_clause(&t.loaded)))
                 }
             },

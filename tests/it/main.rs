@@ -2,6 +2,7 @@
 
 mod api_baccarat;
 mod api_casino_holdem;
+mod api_oko_bere;
 mod api_openapi;
 mod api_plans;
 mod api_roulette;
