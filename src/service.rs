@@ -1377,7 +1377,9 @@ pub fn refusal_status(r: &Refusal) -> u16 {
         "table_not_found" | "round_not_found" | "plan_not_found" => 404,
         "table_exists" => 409,
         "out_of_order" | "betting_open" | "betting_closed" | "round_in_progress"
-        | "table_closed" | "not_rng" | "wrong_mode" | "decisions_open" => 409,
+        | "table_closed" | "not_rng" | "wrong_mode" | "decisions_open" | "decision_time_open" => {
+            409
+        }
         "unavailable" | "rng_unavailable" => 503,
         _ => 422,
     }

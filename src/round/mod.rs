@@ -501,6 +501,10 @@ pub struct TableState {
     pub game: Option<PvpState>,
     /// Player-versus-player tables: actions applied so far.
     pub actions: u64,
+    /// Player-versus-player tables: when the last action was applied (the time a player
+    /// owing the next act has had starts then).
+    #[schema(required = true)]
+    pub last_action_at: Option<DateTime<Utc>>,
     #[serde(skip)]
     pub loaded: Arc<LoadedPlan>,
 }
@@ -1571,7 +1575,25 @@ impl State {
         let (action, automatic) = match action {
             Some(a) => (a.clone(), false),
             None => match pvp.automatic(game) {
-                Some(a) => (a, true),
+                Some(a) => {
+                    // The plan's act is taken only once the player's time has run out:
+                    // `policies.timing.decision_ms` from the act that made it his turn.
+                    let ms = t.loaded.plan.policies.timing.decision_ms.unwrap_or(0);
+                    let since = t.last_action_at.unwrap_or(now);
+                    let deadline = since
+                        + chrono::Duration::milliseconds(i64::try_from(ms).unwrap_or(i64::MAX));
+                    if now < deadline {
+                        return Err(refuse(
+                            "decision_time_open",
+                            format!(
+                                "the player's time runs until {deadline} ({ms} ms from the last act at table {table}): the plan acts for him only after it"
+                            ),
+                        )
+                        .with_plan(&t.loaded.key())
+                        .clause(timeout_clause(&t.loaded)));
+                    }
+                    (a, true)
+                }
                 None => {
                     return Err(refuse(
                         pvp::code::NO_AUTOMATIC_DECISION,
@@ -1643,6 +1665,7 @@ impl State {
                             .and_then(Result::ok)
                             .map(|e| e.new_state()),
                         actions: 0,
+                        last_action_at: None,
                         loaded: Arc::new(loaded.clone()),
                     },
                 );
@@ -1988,6 +2011,7 @@ impl State {
                     ));
                 }
                 t.actions += 1;
+                t.last_action_at = Some(*at);
             }
             Event::OutcomeRecorded { round, outcome, .. } => {
                 self.rounds

@@ -18,6 +18,8 @@ use serde_json::{json, Value};
 use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
 
 const PLAN: &str = "oko-bere@1";
+/// The decision time of the plan copy the tests run on (the committed plan gives 30 s).
+const DECISION_MS: u64 = 300;
 const BANKER: u8 = 0;
 
 // ----- Actions --------------------------------------------------------------------------------
@@ -278,13 +280,22 @@ struct Oko {
     expected: Value,
     // Dropped after the server.
     storage: Storage,
+    /// The plans with the decision time shortened to [`DECISION_MS`].
+    plans: tempfile::TempDir,
 }
 
 impl Oko {
     /// A server on fresh storage with one open Oko bere table.
     fn start(backend: Backend) -> Oko {
         let storage = Storage::new(backend);
-        let server = TestServer::on(&storage);
+        let plans = crate::source::plans_with(
+            &format!("{PLAN}.toml"),
+            &[(
+                "decision_ms = 30_000",
+                &format!("decision_ms = {DECISION_MS}"),
+            )],
+        );
+        let server = TestServer::spawn(plans.path(), &storage, &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)]);
         let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
         let table = "oko".to_string();
         let (s, b) = server.post(
@@ -300,6 +311,7 @@ impl Oko {
             ledger: Ledger::default(),
             expected: Value::Null,
             storage,
+            plans,
         }
     }
 
@@ -369,6 +381,8 @@ impl Oko {
 
     /// `{"action": "automatic"}`, accepted: the whole reply.
     fn automatic(&mut self) -> Value {
+        // The plan acts for a player only once his time has run out.
+        std::thread::sleep(std::time::Duration::from_millis(DECISION_MS + 20));
         let (s, b) = self
             .server
             .post(&self.op, &self.path(), json!({"action": "automatic"}));
@@ -430,7 +444,11 @@ impl Oko {
     /// A new server process on the same storage: the state is rebuilt from the log.
     fn restart(&mut self) {
         self.server.kill();
-        self.server = TestServer::on(&self.storage);
+        self.server = TestServer::spawn(
+            self.plans.path(),
+            &self.storage,
+            &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)],
+        );
         self.op = self.server.create_key(ADMIN_KEY, "operator", Some("op1"));
     }
 }
@@ -1373,6 +1391,15 @@ fn a_decision_not_made_in_time_is_enough() {
         "{b}"
     );
     round(&mut t, ["9c", "9d", "9h", "Ts"]);
+    // Not before the player's time has run out.
+    let (s, b) = t
+        .server
+        .post(&t.op, &t.path(), json!({"action": "automatic"}));
+    assert_eq!(
+        (s, b["code"].as_str(), b["plan"].as_str()),
+        (409, Some("decision_time_open"), Some(PLAN)),
+        "{b}"
+    );
     // Seat 1 has not bet: "enough" takes him out of the round.
     let b = t.automatic();
     assert_eq!(b["action"], json!({"action": "stand", "seat": 1}));
@@ -1478,7 +1505,9 @@ fn exported_log_verifies_and_rebuilds_the_table(t: &Oko) {
     )
     .unwrap_or_else(|f| panic!("the export does not verify: {f:?}"));
     assert!(summary.entries > 0);
-    let plans = crate::source::all_plans();
+    // The plans the server ran on: the committed ones with the shorter decision time.
+    let (plans, report) = pitboss::plan::PlanSet::load_dir(t.plans.path());
+    assert_eq!(report.errors().count(), 0);
     let mut state = State::default();
     let mut actions: i64 = 0;
     for line in export.lines().skip(1) {

@@ -228,3 +228,31 @@ fn every_game_heading_of_002_has_a_limits_table() {
         assert!(!limit_rows(&section_002(h)).is_empty(), "{h}");
     }
 }
+
+/// A copy of the committed plans (and their source documents) with text replaced in one plan
+/// file: for a test that needs, say, a shorter decision time. Each `(from, to)` must occur.
+pub fn plans_with(plan_file: &str, replace: &[(&str, &str)]) -> tempfile::TempDir {
+    let plans = tempfile::tempdir().expect("temp dir");
+    let src = plans_dir();
+    std::fs::create_dir(plans.path().join("sources")).expect("sources dir");
+    for e in std::fs::read_dir(src.join("sources")).expect("sources") {
+        let e = e.expect("entry");
+        std::fs::copy(e.path(), plans.path().join("sources").join(e.file_name())).expect("copy");
+    }
+    for e in std::fs::read_dir(&src).expect("plans") {
+        let e = e.expect("entry");
+        let name = e.file_name().to_string_lossy().to_string();
+        if !name.ends_with(".toml") {
+            continue;
+        }
+        let mut text = std::fs::read_to_string(e.path()).expect("plan");
+        if name == plan_file {
+            for (from, to) in replace {
+                assert!(text.contains(from), "{plan_file} holds no {from:?}");
+                text = text.replace(from, to);
+            }
+        }
+        std::fs::write(plans.path().join(&name), text).expect("write plan");
+    }
+    plans
+}
