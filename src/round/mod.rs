@@ -1573,7 +1573,8 @@ impl State {
                         pvp::code::NO_AUTOMATIC_DECISION,
                         format!("nobody at table {table} owes an act the plan could take for him"),
                     )
-                    .clause(timeout_clause(&t.loaded)))
+                    .clause(timeout_clause(&t.loaded))
+                    .with_plan(&t.loaded.key()))
                 }
             },
         };
