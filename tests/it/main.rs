@@ -5,6 +5,7 @@ mod api_casino_holdem;
 mod api_oko_bere;
 mod api_openapi;
 mod api_plans;
+mod api_poker_room;
 mod api_roulette;
 mod api_top_card;
 mod crash;
