@@ -499,6 +499,10 @@ pub struct TableState {
     /// the family's engine keeps them.
     #[schema(required = true, value_type = Option<Object>)]
     pub game: Option<PvpState>,
+    /// Player-versus-player tables: what the table waits for (whose turn, the legal acts and
+    /// amounts, which cards).
+    #[schema(required = true, value_type = Option<Object>)]
+    pub expected: Option<Value>,
     /// Player-versus-player tables: actions applied so far.
     pub actions: u64,
     /// Player-versus-player tables: when the last action was applied (the time a player
@@ -1643,6 +1647,7 @@ impl State {
                         loaded.hash
                     ));
                 }
+                let pvp = PvpEngine::new(&loaded.plan).and_then(Result::ok);
                 let shoe = match (mode, Engine::new(&loaded.plan)) {
                     (Mode::Live, Ok(eng)) => eng
                         .shoe(&loaded.plan)
@@ -1661,9 +1666,8 @@ impl State {
                         current_round: None,
                         disconnected: BTreeSet::new(),
                         shoe,
-                        game: PvpEngine::new(&loaded.plan)
-                            .and_then(Result::ok)
-                            .map(|e| e.new_state()),
+                        game: pvp.as_ref().map(|e| e.new_state()),
+                        expected: pvp.as_ref().map(|e| e.expected(&e.new_state())),
                         actions: 0,
                         last_action_at: None,
                         loaded: Arc::new(loaded.clone()),
@@ -2010,6 +2014,7 @@ impl State {
                         "table {table}: the logged effects differ from the ones the rules derive"
                     ));
                 }
+                t.expected = Some(pvp.expected(game));
                 t.actions += 1;
                 t.last_action_at = Some(*at);
             }

@@ -72,6 +72,17 @@ impl<'p> PvpEngine<'p> {
         }
     }
 
+    /// The clause of the game's rules as a whole (`rules.<family>.clause`).
+    fn rules_clause(&self) -> String {
+        match self {
+            PvpEngine::OkoBere(e) => match &e.plan().rules {
+                crate::plan::rules::GameRules::OkoBere(r) => r.clause.clone(),
+                _ => unreachable!("the Oko bere engine holds an Oko bere plan"),
+            },
+            PvpEngine::Poker(e) => e.rules().clause.clone(),
+        }
+    }
+
     /// An empty table.
     pub fn new_state(&self) -> PvpState {
         match self {
@@ -88,14 +99,24 @@ impl<'p> PvpEngine<'p> {
         action: &Value,
         now: DateTime<Utc>,
     ) -> Result<Value, Refusal> {
+        // A refusal of the order of play (not his turn, not expected now) cites the game's
+        // rules as a whole when the engine names no narrower clause.
+        let cite = |e: Refusal| {
+            if e.clause.is_some() {
+                e
+            } else {
+                let clause = self.rules_clause();
+                e.clause(clause)
+            }
+        };
         match (self, state) {
             (PvpEngine::OkoBere(e), PvpState::OkoBere(s)) => {
                 let a: OkoBereAction = parse(Family::OkoBere, action)?;
-                Ok(to_value(&e.apply(s, &a)?))
+                Ok(to_value(&e.apply(s, &a).map_err(cite)?))
             }
             (PvpEngine::Poker(e), PvpState::Poker(t)) => {
                 let a: poker_room::Action = parse(Family::PokerCash, action)?;
-                Ok(to_value(&e.apply(t, &a, now)?))
+                Ok(to_value(&e.apply(t, &a, now).map_err(cite)?))
             }
             _ => unreachable!("a table's state is made by its own engine"),
         }

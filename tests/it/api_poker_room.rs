@@ -29,6 +29,29 @@ const BB: i64 = 2_000;
 const CHIP: i64 = 500;
 const BUY_IN: i64 = 200_000;
 
+/// The decision time of the plan copy most tests run on.
+const DECISION_MS: u64 = 50;
+
+fn short_decision_plans() -> &'static std::path::Path {
+    static PLANS: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    PLANS
+        .get_or_init(|| {
+            crate::source::plans_with(
+                &format!("{PLAN}.toml"),
+                &[(
+                    "decision_ms = 30_000",
+                    &format!("decision_ms = {DECISION_MS}"),
+                )],
+            )
+        })
+        .path()
+}
+
+/// The plan acts for a player only once his time has run out.
+fn let_the_time_run_out() {
+    std::thread::sleep(std::time::Duration::from_millis(DECISION_MS + 20));
+}
+
 // ----- The server and its keys -----
 
 struct Room {
@@ -37,8 +60,14 @@ struct Room {
 }
 
 impl Room {
+    /// A server on the committed plans with the decision time shortened to [`DECISION_MS`]
+    /// (the plan gives 30 s), so the plan's automatic act can be tested.
     fn start(storage: &Storage) -> Room {
-        Room::on(TestServer::on(storage))
+        Room::on(TestServer::spawn(
+            short_decision_plans(),
+            storage,
+            &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)],
+        ))
     }
 
     fn on(server: TestServer) -> Room {
@@ -211,6 +240,9 @@ impl Poker<'_> {
     /// Posts an action (or `{"action": "automatic"}`); it must be accepted. Returns the reply
     /// after checking the chips against the table.
     fn reply(&mut self, action: Value) -> Value {
+        if action["action"] == "automatic" {
+            let_the_time_run_out();
+        }
         let (s, b) = self
             .room
             .server
@@ -1213,6 +1245,16 @@ fn automatic_decision_checks_or_folds() {
     assert_eq!(b["plan"], PLAN, "{b}");
     t.start();
     t.deal(&[]);
+    // Not before the player's time has run out (the plan's `policies.timing.decision_ms`
+    // from the last act).
+    let (s, b) = room
+        .server
+        .post(&room.op, &t.path(), json!({"action": "automatic"}));
+    assert_eq!(
+        (s, b["code"].as_str(), b["plan"].as_str()),
+        (409, Some("decision_time_open"), Some(PLAN)),
+        "{b}"
+    );
     let b = t.reply(json!({"action": "automatic"}));
     assert_eq!(b["automatic"], true);
     assert_eq!(b["action"], json!({"action": "fold", "seat": 4}));
@@ -1800,7 +1842,8 @@ fn export_verifies_and_replays(room: &Room, tables: &[&str]) {
     )
     .unwrap_or_else(|f| panic!("the export does not verify: {f:?}"));
     assert!(summary.entries > 0);
-    let plans = crate::source::all_plans();
+    let (plans, report) = pitboss::plan::PlanSet::load_dir(short_decision_plans());
+    assert_eq!(report.errors().count(), 0);
     let mut state = State::default();
     let mut table_actions = 0;
     for line in export.lines().skip(1) {
@@ -1851,6 +1894,7 @@ fn scenario(backend: Backend) {
         expected: Value::Null,
         ledger: Ledger::default(),
     };
+    let_the_time_run_out();
     let (s, b) = room
         .server
         .post(&room.op, &u.path(), json!({"action": "automatic"}));
