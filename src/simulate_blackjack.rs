@@ -1,5 +1,6 @@
 //! `pitboss simulate` for blackjack plans: whole rounds through the engine's round driver
-//! ([`BlackjackEngine::play_round`]'s steps: `open_round_into`, `play_on`, `settle_round`),
+//! ([`BlackjackEngine::play_round`]'s steps: `open_round` once, then `reopen_round`,
+//! `play_on` and `settle_round` each round),
 //! the same code the service drives from logged events, with basic strategy
 //! ([`BasicStrategy`]) deciding.
 //!
@@ -239,12 +240,13 @@ pub(crate) fn simulate(
         strategy: &strategy,
     };
     let mut shoe = LazyShoe::new(engine.rules().shoe);
-    // `play_round`, with the round's memory kept from one round to the next.
+    // `play_round`, with the bets checked once and the round's memory kept from one round
+    // to the next.
     let mut state = engine.open_round(&setup)?;
     for r in 0..rounds {
         shoe.restart();
         let mut cards = || -> Option<Card> { shoe.next_card(stream) };
-        engine.open_round_into(&setup, &mut state)?;
+        engine.reopen_round(&mut state);
         engine.play_on(&mut state, &mut cards, &mut decider)?;
         rows.record(&engine.settle_round(&state)?);
         if (r + 1) % PROGRESS_EVERY == 0 {

@@ -348,86 +348,64 @@ impl<'p> BlackjackEngine<'p> {
     /// valid and in order ([`BlackjackEngine::check_boxes`]), and the number of players within
     /// `seating.min_players` … `max_players` (box owners; a Bet Behind takes no seat).
     pub fn open_round(&self, setup: &RoundSetup) -> Result<RoundState, Refusal> {
-        let mut state = RoundState {
-            positions: Vec::with_capacity(setup.positions.len()),
-            dealer: Vec::with_capacity(6),
-            dealt: Vec::with_capacity(16),
-        };
-        self.open_round_into(setup, &mut state)?;
-        Ok(state)
-    }
-
-    /// [`BlackjackEngine::open_round`] into `state`, reusing its memory (a simulation opens
-    /// millions of rounds). On a refusal `state` is left as it was.
-    pub fn open_round_into(
-        &self,
-        setup: &RoundSetup,
-        state: &mut RoundState,
-    ) -> Result<(), Refusal> {
         self.check_setup(setup)?;
-        state.dealer.clear();
-        state.dealt.clear();
-        state.positions.truncate(setup.positions.len());
-        for (i, p) in setup.positions.iter().enumerate() {
-            if i == state.positions.len() {
-                state.positions.push(PositionState {
-                    seat: None,
-                    play: BoxPlay {
-                        main_stake_minor: 0,
-                        hands: vec![Hand::default()],
-                        insurance_stake_minor: None,
-                    },
-                    insurance: InsuranceAnswer::Open,
-                    side_bets: Vec::new(),
-                    first_cards: Vec::with_capacity(2),
-                    bets_behind: Vec::new(),
-                    hit_pending: None,
-                });
-            }
-            let s = &mut state.positions[i];
-            s.seat = p.seat;
-            s.play.main_stake_minor = p
-                .bets
-                .iter()
-                .find(|b| b.bet == "main")
-                .map_or(0, |b| b.stake_minor);
-            s.play.hands.truncate(1);
-            let h = &mut s.play.hands[0];
-            h.cards.clear();
-            (h.from_split, h.doubled, h.stood, h.surrendered) = (false, false, false, false);
-            s.play.insurance_stake_minor = None;
-            s.insurance = InsuranceAnswer::Open;
-            // Reuses the strings' memory from the last round.
-            let mut k = 0;
-            for b in p.bets.iter().filter(|b| b.bet != "main") {
-                match s.side_bets.get_mut(k) {
-                    Some(sb) => {
-                        sb.bet.clone_from(&b.bet);
-                        sb.stake_minor = b.stake_minor;
-                    }
-                    None => s.side_bets.push(b.clone()),
-                }
-                k += 1;
-            }
-            s.side_bets.truncate(k);
-            s.first_cards.clear();
-            s.hit_pending = None;
-            s.bets_behind.truncate(p.bets_behind.len());
-            for (j, bb) in p.bets_behind.iter().enumerate() {
-                if j == s.bets_behind.len() {
-                    s.bets_behind.push(BetBehindState {
+        let positions = setup
+            .positions
+            .iter()
+            .map(|p| PositionState {
+                seat: p.seat,
+                play: BoxPlay {
+                    main_stake_minor: p
+                        .bets
+                        .iter()
+                        .find(|b| b.bet == "main")
+                        .map_or(0, |b| b.stake_minor),
+                    hands: vec![Hand::default()],
+                    insurance_stake_minor: None,
+                },
+                insurance: InsuranceAnswer::Open,
+                side_bets: p.bets.iter().filter(|b| b.bet != "main").cloned().collect(),
+                first_cards: Vec::with_capacity(2),
+                bets_behind: p
+                    .bets_behind
+                    .iter()
+                    .map(|bb| BetBehindState {
                         bet: BetBehind {
-                            stake_minor: 0,
+                            stake_minor: bb.stake_minor,
                             split_funded: false,
                             doubles_funded: Vec::new(),
                             insurance_stake_minor: None,
                         },
                         insurance: InsuranceAnswer::Open,
                         split_declined: false,
-                    });
-                }
-                let b = &mut s.bets_behind[j];
-                b.bet.stake_minor = bb.stake_minor;
+                    })
+                    .collect(),
+                hit_pending: None,
+            })
+            .collect();
+        Ok(RoundState {
+            positions,
+            dealer: Vec::with_capacity(6),
+            dealt: Vec::with_capacity(16),
+        })
+    }
+
+    /// A new round for the bets `state` was opened with (already checked): every card,
+    /// decision, insurance answer and Bet Behind choice of the last round cleared. What a
+    /// simulation does between rounds; the service opens each round with its own bets.
+    pub fn reopen_round(&self, state: &mut RoundState) {
+        state.dealer.clear();
+        state.dealt.clear();
+        for s in &mut state.positions {
+            s.play.hands.truncate(1);
+            let h = &mut s.play.hands[0];
+            h.cards.clear();
+            (h.from_split, h.doubled, h.stood, h.surrendered) = (false, false, false, false);
+            s.play.insurance_stake_minor = None;
+            s.insurance = InsuranceAnswer::Open;
+            s.first_cards.clear();
+            s.hit_pending = None;
+            for b in &mut s.bets_behind {
                 b.bet.split_funded = false;
                 b.bet.doubles_funded.clear();
                 b.bet.insurance_stake_minor = None;
@@ -435,7 +413,6 @@ impl<'p> BlackjackEngine<'p> {
                 b.split_declined = false;
             }
         }
-        Ok(())
     }
 
     /// Every check of [`BlackjackEngine::open_round`], before anything is written.

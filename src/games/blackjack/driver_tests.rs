@@ -94,7 +94,7 @@ fn stakes(s: &Settlement) -> Vec<(String, Option<usize>, String, i64)> {
         .iter()
         .map(|x| {
             (
-                x.bet.clone(),
+                x.bet.to_string(),
                 x.hand,
                 x.payout.outcome.clone(),
                 x.payout.total_minor(),
@@ -932,4 +932,34 @@ fn a_round_is_settled_only_when_complete() {
         .play_on(&mut st, &mut none, &mut Script::default())
         .unwrap_err();
     assert_eq!(r.code, code::CARDS_EXHAUSTED);
+}
+
+#[test]
+fn a_reopened_round_is_the_round_freshly_opened_for_the_same_bets() {
+    let p = plan("synot-blackjack");
+    let e = engine(&p);
+    let mut ann = seat(1, "ann", 1_000);
+    ann.bets.push(BlackjackBet {
+        bet: "top_3".into(),
+        stake_minor: 100,
+    });
+    ann.bets_behind.push(BetBehindBet {
+        player: "bob".into(),
+        stake_minor: 1_000,
+    });
+    let setup = RoundSetup {
+        positions: vec![ann],
+    };
+    let mut shoe = cards("8c 6d 8h Ts 3c 9d Kc 7c").into_iter();
+    let mut script = Script::new([
+        Some(Decision::Split),
+        Some(Decision::Double),
+        Some(Decision::Stand),
+    ]);
+    let (mut st, _) = e
+        .play_round(&setup, &mut || shoe.next(), &mut script)
+        .unwrap();
+    assert_ne!(st, e.open_round(&setup).unwrap());
+    e.reopen_round(&mut st);
+    assert_eq!(st, e.open_round(&setup).unwrap());
 }

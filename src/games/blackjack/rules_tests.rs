@@ -851,10 +851,7 @@ fn split_hands_settle_each_against_the_dealer_at_1_to_1() {
     let hands = vec![split_stood("8c Td"), split_stood("8d 3h 9c")];
     let s = settle(&e, &one_box(10_000, hands), "Tc 9d");
     assert_eq!(s.results, vec![HandResult::Lose, HandResult::Win]);
-    assert_eq!(
-        (s.stakes[0].bet.as_str(), s.stakes[1].bet.as_str()),
-        ("main", "split")
-    );
+    assert_eq!((&*s.stakes[0].bet, &*s.stakes[1].bet), ("main", "split"));
     assert_eq!(s.total_minor(), 20_000);
     // A split ace and a ten is 21, paid 1:1.
     let hands = vec![split_hand("Ac Kd"), split_hand("Ad 5c")];
@@ -979,7 +976,7 @@ fn bet_behind_unfunded_split_plays_the_right_hand_hand_only() {
     let s = e.settle_bet_behind(&owner, &bb, &cards("Tc 9d")).unwrap();
     assert_eq!(s.results, vec![HandResult::Lose, HandResult::Win]);
     assert_eq!(
-        (s.stakes[0].bet.as_str(), s.stakes[1].bet.as_str()),
+        (&*s.stakes[0].bet, &*s.stakes[1].bet),
         ("bet_behind", "split")
     );
     assert_eq!(s.total_minor(), 2_000);

@@ -2,6 +2,8 @@
 //! bet, split stakes, doubles, insurance, a surrender's refund, a Bet Behind following the box)
 //! paid by the plan's rows, rounded by the plan's rule and held to the plan's maximum win.
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -62,8 +64,10 @@ pub enum HandResult {
 #[serde(deny_unknown_fields)]
 pub struct StakeSettlement {
     /// The bet type of the stake (`main`, `bet_behind`, `split`, `double`, `insurance` or a
-    /// side bet), whose payout rows and maximum win apply.
-    pub bet: String,
+    /// side bet), whose payout rows and maximum win apply. A name of the family's vocabulary
+    /// ([`crate::plan::rules::blackjack::BETS`]), so settling copies no string for it.
+    #[schemars(with = "String")]
+    pub bet: Cow<'static, str>,
     /// The hand the stake rides on; absent for insurance and side bets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hand: Option<usize>,
@@ -397,16 +401,25 @@ impl<'p> BlackjackEngine<'p> {
         let payout = crate::games::pay_row(self.plan, limits, row, stake, bet)
             .map_err(|r| r.with_plan(&self.plan.key()))?;
         Ok(StakeSettlement {
-            bet: bet.to_string(),
+            bet: bet_name(bet),
             hand,
             payout,
         })
     }
 }
 
+/// The vocabulary's own name for bet type `bet` (every bet type of a plan is one of them,
+/// lint sees to it).
+fn bet_name(bet: &str) -> Cow<'static, str> {
+    crate::plan::rules::blackjack::BETS
+        .iter()
+        .find(|b| b.id == bet)
+        .map_or_else(|| Cow::Owned(bet.to_string()), |b| Cow::Borrowed(b.id))
+}
+
 pub(super) fn lose(bet: &str, stake: i64, hand: Option<usize>) -> StakeSettlement {
     StakeSettlement {
-        bet: bet.to_string(),
+        bet: bet_name(bet),
         hand,
         payout: Payout::lose(stake),
     }
@@ -416,7 +429,7 @@ pub(super) fn lose(bet: &str, stake: i64, hand: Option<usize>) -> StakeSettlemen
 /// blackjack does not take, with `dealer_blackjack_takes = "original_stake_only"`).
 fn returned(bet: &str, stake: i64, hand: Option<usize>) -> StakeSettlement {
     StakeSettlement {
-        bet: bet.to_string(),
+        bet: bet_name(bet),
         hand,
         payout: Payout {
             stake_minor: stake,

@@ -67,7 +67,7 @@ pub fn pair_class(a: Card, b: Card) -> Option<&'static str> {
 pub fn poker3_class(cards: [Card; 3]) -> Option<&'static str> {
     let suited = cards.iter().all(|c| c.suit == cards[0].suit);
     let trips = cards.iter().all(|c| c.rank == cards[0].rank);
-    let mut n: Vec<u8> = cards.iter().map(|c| c.rank.number()).collect();
+    let mut n = cards.map(|c| c.rank.number());
     n.sort_unstable();
     // A-2-3: the ace counts low.
     let straight = (n[1] == n[0] + 1 && n[2] == n[1] + 1) || n == [2, 3, 14];
@@ -219,7 +219,7 @@ impl<'p> BlackjackEngine<'p> {
     /// "kromě výše uvedených"), "Jakákoliv 20", "Jakákoliv 19".
     fn lucky_lucky_class(&self, three: [Card; 3]) -> Option<&'static str> {
         let suited = three.iter().all(|c| c.suit == three[0].suit);
-        let mut ranks: Vec<Rank> = three.iter().map(|c| c.rank).collect();
+        let mut ranks = three.map(|c| c.rank);
         ranks.sort_unstable();
         let sevens = ranks == [Rank::Seven; 3];
         let six_seven_eight = ranks == [Rank::Six, Rank::Seven, Rank::Eight];
