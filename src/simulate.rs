@@ -186,6 +186,11 @@ impl BetStats {
         BetStats::new(bet.to_string(), stake_minor)
     }
 
+    #[cfg(test)]
+    pub(crate) fn finish_for_tests(&mut self) {
+        self.finish();
+    }
+
     /// One round: `staked_minor` at risk, `returned_minor` back (below zero when added
     /// stakes were lost), `largest_win_minor` its win.
     #[inline]
@@ -660,7 +665,12 @@ pub fn exact_returns(plan: &Plan) -> Result<Vec<ExactReturn>, Refusal> {
             .map(|e| show(label_total(&e.bet, e.total), e.rtp))
             .collect()),
         // The engine has no exact return (yet): none to print.
-        Family::CasinoHoldem | Family::Blackjack => Ok(Vec::new()),
+        Family::CasinoHoldem => Ok(Vec::new()),
+        // The side bets decided on the first cards; the main bet depends on play.
+        Family::Blackjack => Ok(crate::simulate_blackjack::exact_side_bets(plan)?
+            .into_iter()
+            .map(|(bet, f)| show(bet, f))
+            .collect()),
         _ => Err(unsupported(plan)),
     }
 }

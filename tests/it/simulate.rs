@@ -108,10 +108,52 @@ fn exact_returns_of_baccarat_and_top_card_are_the_known_values() {
 
 #[test]
 fn a_family_without_simulation_is_refused() {
-    let out = simulate(&["--plan", "synot-blackjack", "--rounds", "10", "--seed", "1"]);
+    let out = simulate(&[
+        "--plan",
+        "c40-poker-holdem-cash",
+        "--rounds",
+        "10",
+        "--seed",
+        "1",
+    ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no simulation for blackjack"), "{err}");
+    assert!(err.contains("no simulation for poker_cash"), "{err}");
+}
+
+#[test]
+fn blackjack_plays_basic_strategy_reproducibly_and_prints_exact_side_bets() {
+    let a = json("evolution-blackjack", "20000", "7", true);
+    let b = json("evolution-blackjack", "20000", "7", false);
+    assert_eq!(a["bets"], b["bets"]);
+    let bets: Vec<&str> = a["bets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["bet"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        bets,
+        [
+            "main",
+            "bet_behind",
+            "insurance",
+            "perfect_pairs",
+            "twenty_one_plus_three"
+        ]
+    );
+    // Perfect Pairs 25/12/6 from eight decks: 398/415 (house edge 4.10 %).
+    let pp = a["exact"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["bet"] == "perfect_pairs")
+        .unwrap();
+    assert_eq!(pp["fraction"], "398/415");
+    // A common hand with one player is the seated game with one box: the same cards, the
+    // same decisions, the same main-bet return.
+    let c = json("evolution-infinite-blackjack", "20000", "7", false);
+    assert_eq!(a["bets"][0], c["bets"][0]);
 }
 
 #[test]
