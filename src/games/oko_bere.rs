@@ -1026,6 +1026,28 @@ impl<'p> OkoBereEngine<'p> {
             .ok_or_else(|| Refusal::new(code::NO_SUCH_SEAT, format!("nobody sits at seat {seat}")))
     }
 
+    /// Takes `amount_minor` from the seat's stack, refused when the stack holds less.
+    fn take_from_stack(
+        &self,
+        s: &mut OkoBereState,
+        seat: SeatNo,
+        amount_minor: i64,
+    ) -> Result<(), Refusal> {
+        let money = self.money(amount_minor);
+        let st = self.seat_mut(s, seat)?;
+        if amount_minor > st.stack_minor {
+            return Err(Refusal::new(
+                code::INSUFFICIENT_CHIPS,
+                format!(
+                    "seat {seat} holds {}, not {money}",
+                    self.money(st.stack_minor)
+                ),
+            ));
+        }
+        st.stack_minor -= amount_minor;
+        Ok(())
+    }
+
     fn positive(&self, amount_minor: i64, what: &str) -> Result<(), Refusal> {
         if amount_minor <= 0 {
             return Err(Refusal::new(
@@ -1126,18 +1148,7 @@ impl<'p> OkoBereEngine<'p> {
     ) -> Result<(), Refusal> {
         self.between_rounds(s)?;
         self.positive(amount_minor, "a cash-out")?;
-        let money = self.money(amount_minor);
-        let st = self.seat_mut(s, seat)?;
-        if amount_minor > st.stack_minor {
-            return Err(Refusal::new(
-                code::INSUFFICIENT_CHIPS,
-                format!(
-                    "seat {seat} holds {}, not {money}",
-                    self.money(st.stack_minor)
-                ),
-            ));
-        }
-        st.stack_minor -= amount_minor;
+        self.take_from_stack(s, seat, amount_minor)?;
         s.chips_in_minor -= amount_minor;
         fx.push(OkoBereEffect::CashedOut { seat, amount_minor });
         Ok(())
@@ -1351,18 +1362,7 @@ impl<'p> OkoBereEngine<'p> {
             .with_plan(&self.key)
             .clause(self.rules.clause.clone()));
         }
-        let money = self.money(bank_minor);
-        let st = self.seat_mut(s, seat)?;
-        if bank_minor > st.stack_minor {
-            return Err(Refusal::new(
-                code::INSUFFICIENT_CHIPS,
-                format!(
-                    "seat {seat} holds {}, not {money}",
-                    self.money(st.stack_minor)
-                ),
-            ));
-        }
-        st.stack_minor -= bank_minor;
+        self.take_from_stack(s, seat, bank_minor)?;
         s.bank = Some(Bank {
             banker: seat,
             bank_minor,

@@ -1490,10 +1490,14 @@ impl State {
         if let (Some(game), Ok(Some(pvp))) = (&t.game, PvpEngine::new(&t.loaded.plan).transpose()) {
             let chips = pvp.chips_at_table_minor(game);
             if chips != 0 {
+                let chips = i64::try_from(chips).map_or_else(
+                    |_| format!("{chips} minor units"),
+                    |c| crate::money::Money::new(c, t.loaded.plan.plan.currency).to_string(),
+                );
                 return Err(refuse(
                     "chips_at_table",
                     format!(
-                        "{chips} minor units of chips are still at table {table}: the players cash out (or the table's closing action pays them) before it closes"
+                        "{chips} of chips are still at table {table}: the players cash out (or the table's closing action pays them) before it closes"
                     ),
                 ));
             }
