@@ -99,7 +99,8 @@ pub struct OpenTable {
 /// Opens a table bound to a plan version.
 ///
 /// Roles: **operator** (the table belongs to the key's operator). Roulette, baccarat, Top Card
-/// and Casino Hold'em plans can be played so far (`family_not_supported` otherwise).
+/// and Casino Hold'em tables play rounds; Oko bere and poker tables (live only) take actions
+/// (`POST /v1/tables/{table}/actions`); blackjack plans are `family_not_supported` so far.
 #[utoipa::path(
     tag = "tables",
     security(("api_key" = [])),
@@ -112,7 +113,7 @@ pub struct OpenTable {
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`plan_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 409, description = "`table_exists`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 422, description = "Refused: `bad_id`, `bad_plan_ref`, `mode_not_allowed` (with `plan` and `clause`), `family_not_supported`; or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "Refused: `bad_id`, `bad_plan_ref`, `mode_not_allowed` (with `plan` and `clause`), `mode_not_supported` (RNG at a player-versus-player table), `family_not_supported`; or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]

@@ -1435,7 +1435,10 @@ fn table_closes_only_when_every_chip_is_cashed_out() {
         (422, Some("chips_at_table")),
         "{b}"
     );
-    assert!(b["detail"].as_str().unwrap().contains("5 000,00 CZK"), "{b}");
+    assert!(
+        b["detail"].as_str().unwrap().contains("5 000,00 CZK"),
+        "{b}"
+    );
     t.act(json!({"action": "leave", "seat": 1}));
     let (s, b) = close(&room);
     assert_eq!(
