@@ -1211,30 +1211,20 @@ impl Writer {
             }
             Command::TableAction { table, action } => {
                 match state.decide_table_action(op, table, action.as_ref(), now) {
-                    Ok(events) => {
+                    Ok((events, expected)) => {
                         let reply = match &events[0] {
                             Event::TableAction {
                                 action,
                                 effects,
                                 automatic,
                                 ..
-                            } => {
-                                let t = &state.tables[table];
-                                // The state after the action, for `expected`.
-                                let mut after =
-                                    t.game.clone().expect("a player-versus-player table");
-                                let pvp = crate::round::PvpEngine::new(&t.loaded.plan)
-                                    .and_then(Result::ok)
-                                    .expect("the table's engine was built when it opened");
-                                let _ = pvp.apply(&mut after, action, now);
-                                TableActionReply {
-                                    table: table.clone(),
-                                    action: action.clone(),
-                                    automatic: *automatic,
-                                    effects: effects.clone(),
-                                    expected: pvp.expected(&after),
-                                }
-                            }
+                            } => TableActionReply {
+                                table: table.clone(),
+                                action: action.clone(),
+                                automatic: *automatic,
+                                effects: effects.clone(),
+                                expected,
+                            },
                             _ => unreachable!("decide_table_action returns a TableAction"),
                         };
                         (events, Reply::ok(200, &reply))

@@ -670,15 +670,13 @@ impl State {
                 "an RNG round needs a committed seed",
             ));
         }
-        let window =
-            i64::try_from(t.loaded.plan.policies.timing.betting_window_ms).unwrap_or(i64::MAX);
         let number = t.rounds + 1;
         Ok(vec![Event::RoundOpened {
             round: round_id(table, number),
             table: table.to_string(),
             number,
             opened_at: now,
-            betting_deadline: now + chrono::Duration::milliseconds(window),
+            betting_deadline: after_ms(now, t.loaded.plan.policies.timing.betting_window_ms),
             rng_commitment: if t.mode == Mode::Rng {
                 rng_commitment
             } else {
@@ -947,12 +945,7 @@ impl State {
         let plan = self.plan_of_round(r);
         let eng = engine(&plan)?;
         self.check_dealing(r, &eng)?;
-        let mut deal = DealInProgress::of(r, table);
-        let mut events = Vec::new();
-        if r.phase == Phase::Decisions {
-            events.extend(self.close_decisions(r, table, &eng, now, "dealer")?);
-            deal.decisions_closed = true;
-        }
+        let (mut deal, mut events) = self.start_dealing(r, table, &eng, now)?;
         for (i, c) in cards.iter().enumerate() {
             match deal.accept(&eng, &plan, *c) {
                 Ok(()) => events.push(Event::CardDealt {
@@ -1029,12 +1022,7 @@ impl State {
                 format!("the cards of round {round} are not the deal of its committed seed"),
             ));
         }
-        let mut deal = DealInProgress::of(r, table);
-        let mut events = Vec::new();
-        if r.phase == Phase::Decisions {
-            events.extend(self.close_decisions(r, table, &eng, now, "dealer")?);
-            deal.decisions_closed = true;
-        }
+        let (mut deal, mut events) = self.start_dealing(r, table, &eng, now)?;
         let seed_hex = crate::plan::canonical::hex(&seed);
         loop {
             match eng
@@ -1083,6 +1071,24 @@ impl State {
         Ok(events)
     }
 
+    /// The deal as a request finds it; a card or deal during the decision time first ends it
+    /// (refused while it runs and a player has yet to decide).
+    fn start_dealing(
+        &self,
+        r: &RoundState,
+        table: &TableState,
+        eng: &Engine<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<(DealInProgress, Vec<Event>), Refusal> {
+        let mut deal = DealInProgress::of(r, table);
+        let mut events = Vec::new();
+        if r.phase == Phase::Decisions {
+            events.extend(self.close_decisions(r, table, eng, now)?);
+            deal.decisions_closed = true;
+        }
+        Ok((deal, events))
+    }
+
     fn check_dealing(&self, r: &RoundState, eng: &Engine<'_>) -> Result<(), Refusal> {
         if !eng.deals_cards() {
             return Err(refuse(
@@ -1128,21 +1134,18 @@ impl State {
             Next::Card { .. } => Ok(Vec::new()),
             Next::Decisions => {
                 let players = self.players_owing_decisions(r, eng);
-                let ms = eng.decision_ms().unwrap_or(0);
-                let deadline =
-                    now + chrono::Duration::milliseconds(i64::try_from(ms).unwrap_or(i64::MAX));
-                let mut events = vec![Event::DecisionsOpened {
-                    round: round.clone(),
-                    deadline,
-                    players: players.clone(),
-                }];
                 // A disconnected player is not decided for at once: "Pokud v daném čase není
                 // zvolena žádná možnost ať už z důvodu odpojení nebo nepřítomnosti sázejícího,
                 // označí se po uplynutí času na rozhodnutí volba Položit" — the automatic
                 // decision comes when the time runs out, and a player who reconnects in time
                 // still decides.
-                let pending = players;
-                if pending.is_empty() {
+                let nobody_decides = players.is_empty();
+                let mut events = vec![Event::DecisionsOpened {
+                    round: round.clone(),
+                    deadline: after_ms(now, eng.decision_ms().unwrap_or(0)),
+                    players,
+                }];
+                if nobody_decides {
                     events.push(Event::DecisionsClosed {
                         round,
                         at: now,
@@ -1198,33 +1201,28 @@ impl State {
     }
 
     /// Ends the decision time: the plan's automatic decision for every player who has not
-    /// decided. Refused while the time runs and a connected player has yet to decide.
+    /// decided. Refused while the time runs and a player has yet to decide.
     fn close_decisions(
         &self,
         r: &RoundState,
         table: &TableState,
         eng: &Engine<'_>,
         now: DateTime<Utc>,
-        by: &str,
     ) -> Result<Vec<Event>, Refusal> {
         let deadline = r.decision_deadline.unwrap_or(now);
         // Disconnected players are waited for too: their automatic decision comes when the
         // time runs out, and they may reconnect and decide before.
-        let waiting: Vec<&String> = r.decisions_pending.iter().collect();
+        let waiting = &r.decisions_pending;
         if now < deadline && !waiting.is_empty() {
             return Err(refuse(
                 "decisions_open",
                 format!(
                     "the players decide until {deadline}; {} still to decide: {}",
                     waiting.len(),
-                    waiting
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    waiting.join(", ")
                 ),
             )
-            .clause(timing_clause(&self.plan_of_round(r))));
+            .clause(timeout_clause(&self.plan_of_round(r))));
         }
         let decision = eng.automatic_decision().unwrap_or(Value::Null);
         let mut events: Vec<Event> = r
@@ -1242,7 +1240,12 @@ impl State {
         events.push(Event::DecisionsClosed {
             round: r.round.clone(),
             at: now.min(deadline),
-            reason: if now >= deadline { "deadline" } else { by }.into(),
+            reason: if now >= deadline {
+                "deadline"
+            } else {
+                "dealer"
+            }
+            .into(),
         });
         Ok(events)
     }
@@ -1372,7 +1375,7 @@ impl State {
         }
         let plan = self.plan_of_round(r);
         let eng = engine(&plan)?;
-        self.close_decisions(r, &self.tables[&r.table], &eng, now, "dealer")
+        self.close_decisions(r, &self.tables[&r.table], &eng, now)
     }
 
     /// The dealer system declares a misdeal (a card damaged, dealt incorrectly or not clearly
@@ -1561,14 +1564,14 @@ impl State {
     }
 
     /// An act at a player-versus-player table, or with `automatic` the plan's act for the
-    /// player who has not acted in time.
+    /// player who has not acted in time. With the event, what the table waits for after it.
     pub fn decide_table_action(
         &self,
         operator: &str,
         table: &str,
         action: Option<&Value>,
         now: DateTime<Utc>,
-    ) -> Result<Vec<Event>, Refusal> {
+    ) -> Result<(Vec<Event>, Value), Refusal> {
         let t = self.table_of_operator(operator, table)?;
         if !t.open {
             return Err(refuse("table_closed", format!("table {table} is closed")));
@@ -1587,9 +1590,7 @@ impl State {
                     // The plan's act is taken only once the player's time has run out:
                     // `policies.timing.decision_ms` from the act that made it his turn.
                     let ms = t.loaded.plan.policies.timing.decision_ms.unwrap_or(0);
-                    let since = t.last_action_at.unwrap_or(now);
-                    let deadline = since
-                        + chrono::Duration::milliseconds(i64::try_from(ms).unwrap_or(i64::MAX));
+                    let deadline = after_ms(t.last_action_at.unwrap_or(now), ms);
                     if now < deadline {
                         return Err(refuse(
                             "decision_time_open",
@@ -1616,13 +1617,16 @@ impl State {
         let effects = pvp
             .apply(&mut scratch, &action, now)
             .map_err(|e| e.with_plan(&t.loaded.key()))?;
-        Ok(vec![Event::TableAction {
-            table: table.to_string(),
-            action,
-            effects,
-            automatic,
-            at: now,
-        }])
+        Ok((
+            vec![Event::TableAction {
+                table: table.to_string(),
+                action,
+                effects,
+                automatic,
+                at: now,
+            }],
+            pvp.expected(&scratch),
+        ))
     }
 
     // ----- evolution -------------------------------------------------------------------
@@ -1652,6 +1656,7 @@ impl State {
                     ));
                 }
                 let pvp = PvpEngine::new(&loaded.plan).and_then(Result::ok);
+                let game = pvp.as_ref().map(|e| e.new_state());
                 let shoe = match (mode, Engine::new(&loaded.plan)) {
                     (Mode::Live, Ok(eng)) => eng
                         .shoe(&loaded.plan)
@@ -1670,8 +1675,8 @@ impl State {
                         current_round: None,
                         disconnected: BTreeSet::new(),
                         shoe,
-                        game: pvp.as_ref().map(|e| e.new_state()),
-                        expected: pvp.as_ref().map(|e| e.expected(&e.new_state())),
+                        expected: pvp.as_ref().zip(game.as_ref()).map(|(e, g)| e.expected(g)),
+                        game,
                         actions: 0,
                         last_action_at: None,
                         loaded: Arc::new(loaded.clone()),
@@ -2148,8 +2153,9 @@ fn automatic_decision(round: &str, player: &str, decision: &Value, why: &str) ->
     }
 }
 
-fn timing_clause(plan: &LoadedPlan) -> String {
-    timeout_clause(plan)
+/// `ms` milliseconds of a plan's timing after `t`.
+fn after_ms(t: DateTime<Utc>, ms: u64) -> DateTime<Utc> {
+    t + chrono::Duration::milliseconds(i64::try_from(ms).unwrap_or(i64::MAX))
 }
 
 /// The clause of the plan's automatic decision ("označí se po uplynutí času na rozhodnutí
