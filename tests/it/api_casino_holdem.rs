@@ -346,25 +346,10 @@ fn taken<'a>(reply: &'a Value, player: &str) -> &'a Value {
 
 /// A copy of the committed plans with the decision time shortened to `decision_ms`.
 fn plans_with_decision_ms(decision_ms: u64) -> tempfile::TempDir {
-    let plans = tempfile::tempdir().expect("temp dir");
-    let src = crate::source::plans_dir();
-    std::fs::create_dir(plans.path().join("sources")).expect("sources dir");
-    for e in std::fs::read_dir(src.join("sources")).expect("sources") {
-        let e = e.expect("entry");
-        std::fs::copy(e.path(), plans.path().join("sources").join(e.file_name())).expect("copy");
-    }
-    for plan in [EVOLUTION, SYNOT] {
-        let file = format!("{plan}.toml");
-        let text = std::fs::read_to_string(src.join(&file))
-            .expect("plan")
-            .replace(
-                "decision_ms = 20_000",
-                &format!("decision_ms = {decision_ms}"),
-            );
-        assert!(text.contains(&format!("decision_ms = {decision_ms}")));
-        std::fs::write(plans.path().join(file), text).expect("write plan");
-    }
-    plans
+    let to = format!("decision_ms = {decision_ms}");
+    let edit: &[(&str, &str)] = &[("decision_ms = 20_000", &to)];
+    let (evolution, synot) = (format!("{EVOLUTION}.toml"), format!("{SYNOT}.toml"));
+    crate::source::plans_with(&[(&evolution, edit), (&synot, edit)])
 }
 
 fn short_decision_time(decision_ms: u64) -> (tempfile::TempDir, Storage, Ctx) {

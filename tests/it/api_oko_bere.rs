@@ -288,13 +288,13 @@ impl Oko {
     /// A server on fresh storage with one open Oko bere table.
     fn start(backend: Backend) -> Oko {
         let storage = Storage::new(backend);
-        let plans = crate::source::plans_with(
+        let plans = crate::source::plans_with(&[(
             &format!("{PLAN}.toml"),
             &[(
                 "decision_ms = 30_000",
                 &format!("decision_ms = {DECISION_MS}"),
             )],
-        );
+        )]);
         let server = TestServer::spawn(plans.path(), &storage, &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)]);
         let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
         let table = "oko".to_string();

@@ -36,13 +36,13 @@ fn short_decision_plans() -> &'static std::path::Path {
     static PLANS: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     PLANS
         .get_or_init(|| {
-            crate::source::plans_with(
+            crate::source::plans_with(&[(
                 &format!("{PLAN}.toml"),
                 &[(
                     "decision_ms = 30_000",
                     &format!("decision_ms = {DECISION_MS}"),
                 )],
-            )
+            )])
         })
         .path()
 }
@@ -959,21 +959,13 @@ fn single_oversized_chip_without_a_declaration_is_a_call() {
 /// pot after the call.
 #[test]
 fn pot_limit_bet_or_raise_is_at_most_the_pot() {
-    let plans = tempfile::tempdir().unwrap();
-    let src = crate::source::plans_dir();
-    std::fs::create_dir(plans.path().join("sources")).unwrap();
-    for e in std::fs::read_dir(src.join("sources")).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), plans.path().join("sources").join(e.file_name())).unwrap();
-    }
-    let text = std::fs::read_to_string(src.join(format!("{PLAN}.toml")))
-        .unwrap()
-        .replace(
+    let plans = crate::source::plans_with(&[(
+        &format!("{PLAN}.toml"),
+        &[(
             "betting_structure = \"no_limit\"",
             "betting_structure = \"pot_limit\"",
-        );
-    assert!(text.contains("betting_structure = \"pot_limit\""));
-    std::fs::write(plans.path().join(format!("{PLAN}.toml")), text).unwrap();
+        )],
+    )]);
     let storage = Storage::new(Backend::Sqlite);
     let room = Room::on(TestServer::spawn(
         plans.path(),

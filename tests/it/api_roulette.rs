@@ -583,18 +583,10 @@ fn recall_tells_the_whole_round(ctx: &Ctx) {
 /// time) is refused, and the round's betting is closed in the log by the deadline itself.
 #[test]
 fn a_bet_after_the_betting_deadline_is_refused() {
-    let plans = tempfile::tempdir().unwrap();
-    let src = crate::source::plans_dir();
-    std::fs::create_dir(plans.path().join("sources")).unwrap();
-    for e in std::fs::read_dir(src.join("sources")).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), plans.path().join("sources").join(e.file_name())).unwrap();
-    }
-    let text = std::fs::read_to_string(src.join("evolution-roulette@1.toml"))
-        .unwrap()
-        .replace("betting_window_ms = 15_000", "betting_window_ms = 300");
-    assert!(text.contains("betting_window_ms = 300"));
-    std::fs::write(plans.path().join("evolution-roulette@1.toml"), text).unwrap();
+    let plans = crate::source::plans_with(&[(
+        "evolution-roulette@1.toml",
+        &[("betting_window_ms = 15_000", "betting_window_ms = 300")],
+    )]);
     let storage = Storage::new(Backend::Sqlite);
     let server = TestServer::spawn(plans.path(), &storage, &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)]);
     let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));

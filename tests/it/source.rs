@@ -229,9 +229,10 @@ fn every_game_heading_of_002_has_a_limits_table() {
     }
 }
 
-/// A copy of the committed plans (and their source documents) with text replaced in one plan
-/// file: for a test that needs, say, a shorter decision time. Each `(from, to)` must occur.
-pub fn plans_with(plan_file: &str, replace: &[(&str, &str)]) -> tempfile::TempDir {
+/// A copy of the committed plans (and their source documents) with text replaced in some plan
+/// files: for a test that needs, say, a shorter decision time. `edits` pairs a plan file with
+/// its `(from, to)` replacements; each `from` must occur.
+pub fn plans_with(edits: &[(&str, &[(&str, &str)])]) -> tempfile::TempDir {
     let plans = tempfile::tempdir().expect("temp dir");
     let src = plans_dir();
     std::fs::create_dir(plans.path().join("sources")).expect("sources dir");
@@ -246,13 +247,16 @@ pub fn plans_with(plan_file: &str, replace: &[(&str, &str)]) -> tempfile::TempDi
             continue;
         }
         let mut text = std::fs::read_to_string(e.path()).expect("plan");
-        if name == plan_file {
-            for (from, to) in replace {
-                assert!(text.contains(from), "{plan_file} holds no {from:?}");
+        for (_, replace) in edits.iter().filter(|(file, _)| *file == name) {
+            for (from, to) in *replace {
+                assert!(text.contains(from), "{name} holds no {from:?}");
                 text = text.replace(from, to);
             }
         }
         std::fs::write(plans.path().join(&name), text).expect("write plan");
+    }
+    for (file, _) in edits {
+        assert!(plans.path().join(file).exists(), "no plan file {file}");
     }
     plans
 }
