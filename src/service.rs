@@ -25,10 +25,11 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::api::dto::{
-    BetResult, BetsReply, ConnectionReply, DecisionResult, MisdealNotice, ProblemDocument,
-    RoundOpenedReply, RoundOutcome, ShoeReply, SpinRejected, SpinResult, TableActionReply,
-    TableClosedReply, TableOpenedReply,
+    BetResult, BetsReply, BlackjackInputNotice, ConnectionReply, DecisionResult, MisdealNotice,
+    ProblemDocument, RoundOpenedReply, RoundOutcome, ShoeReply, SpinRejected, SpinResult,
+    TableActionReply, TableClosedReply, TableOpenedReply,
 };
+use crate::games::blackjack as bj;
 use crate::games::Refusal;
 use crate::plan::canonical::hex;
 use crate::plan::model::Mode;
@@ -78,7 +79,7 @@ pub enum Command {
     /// Live card games: cards reported by the dealer system.
     Cards {
         round: String,
-        cards: Vec<CardRecord>,
+        cards: Vec<crate::round::game::ReportedCard>,
     },
     Misdeal {
         round: String,
@@ -1498,8 +1499,77 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
                 body.phase = Some(Phase::BettingClosed);
             }
             Event::OutcomeRecorded { outcome, .. } => body.outcome = Some(outcome.clone()),
+            Event::BlackjackInput {
+                input,
+                bet_behind_declines,
+                to,
+                player,
+                automatic,
+                reason,
+                bets,
+                ..
+            } => {
+                if let (Some(p), false) = (player, matches!(input, bj::Input::Card { .. })) {
+                    let mine: Vec<&crate::round::blackjack::AddedBet> =
+                        bets.iter().filter(|b| &b.player == p).collect();
+                    body.decisions
+                        .get_or_insert_with(Vec::new)
+                        .push(DecisionResult::Taken {
+                            player: p.clone(),
+                            decision: serde_json::to_value(input).expect("inputs serialise"),
+                            automatic: *automatic,
+                            reason: reason.clone(),
+                            bet: mine.first().map(|b| b.bet.clone()),
+                            stake_minor: mine.iter().map(|b| b.placement.stake_minor).sum(),
+                        });
+                }
+                body.inputs
+                    .get_or_insert_with(Vec::new)
+                    .push(BlackjackInputNotice {
+                        input: *input,
+                        bet_behind_declines: bet_behind_declines.clone(),
+                        to: *to,
+                        player: player.clone(),
+                        automatic: *automatic,
+                        reason: reason.clone(),
+                        bets: bets.clone(),
+                    });
+            }
             _ => {}
         }
+    }
+    // Blackjack: what the round awaits after this request, from the events folded into a
+    // copy of the round.
+    if let Some(r) = before.filter(|r| {
+        r.blackjack.is_some()
+            || events
+                .iter()
+                .any(|e| matches!(e, Event::BlackjackInput { .. }))
+    }) {
+        let mut mini = State::default();
+        mini.tables
+            .insert(r.table.clone(), state.tables[&r.table].clone());
+        mini.rounds.insert(round.to_string(), r.clone());
+        for e in events
+            .iter()
+            .filter(|e| matches!(e, Event::BlackjackInput { .. }))
+        {
+            if mini.apply_blackjack_input(e).is_err() {
+                break;
+            }
+        }
+        let after = &mini.rounds[round];
+        if let Some(b) = &after.blackjack {
+            body.expected = Some(b.expected.clone());
+            if body.phase.is_none() {
+                body.phase = Some(after.phase);
+            }
+            if after.phase == Phase::Decisions {
+                body.decision_deadline = after.decision_deadline;
+                body.decisions_pending = Some(after.decisions_pending.clone());
+            }
+        }
+        return body;
     }
     // While the players decide, replies say so.
     if body.phase.is_none() && before.is_some_and(|r| r.phase == Phase::Decisions) {
@@ -1541,7 +1611,14 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
         | Event::PlayerReconnected { table, .. }
         | Event::ShoeShuffled { table, .. }
         | Event::ShoeChanged { table, .. }
-        | Event::TableAction { table, .. } => (Some(table), None, None),
+        | Event::TableAction { table, .. }
+        | Event::SeatReleased { table, .. } => (Some(table), None, None),
+        // The entry names the first stake the input added (a split, a double, insurance).
+        Event::BlackjackInput { round, bets, .. } => (
+            round.split('.').next(),
+            Some(round),
+            bets.first().map(|b| b.bet.as_str()),
+        ),
         Event::BetRefunded { round, bet, .. } => (round.split('.').next(), Some(round), Some(bet)),
         Event::DecisionTaken {
             round,

@@ -339,6 +339,46 @@ pub struct RoundOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub decisions_pending: Option<Vec<String>>,
+    /// Blackjack: every input this request applied (cards with where the rules placed them,
+    /// decisions, automatic decisions), with the stakes each added — to debit from the
+    /// players' wallets (a split, a double, insurance, a Bet Behind following).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub inputs: Option<Vec<BlackjackInputNotice>>,
+    /// Blackjack: what the round awaits now (`next`) and who owes what (`due`: player, box,
+    /// hand, cards, total and the legal decisions, or an insurance answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, value_type = Object)]
+    pub expected: Option<Value>,
+}
+
+/// One blackjack input as applied.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BlackjackInputNotice {
+    /// `{"input": "card", "card": "AS"}`, `{"input": "decide", "position": 0, "hand": 0,
+    /// "decision": "double"}`, `{"input": "insure", …}`, `{"input": "timed_out", …}`,
+    /// `{"input": "close_insurance"}`, …
+    #[schema(value_type = Object)]
+    pub input: crate::games::blackjack::Input,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<Object>)]
+    pub bet_behind_declines: Vec<crate::games::blackjack::Input>,
+    /// Where the rules placed a card: `{"to": "hand", "position": 0, "hand": 0}`,
+    /// `{"to": "common_hand"}` or `{"to": "dealer"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, value_type = Object)]
+    pub to: Option<crate::games::blackjack::CardTo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub player: Option<String>,
+    pub automatic: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub reason: Option<String>,
+    /// The stakes this input added, each a bet of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bets: Vec<crate::round::blackjack::AddedBet>,
 }
 
 /// A deal declared void and dealt again.

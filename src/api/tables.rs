@@ -19,7 +19,7 @@ use super::problem::Problem;
 use super::startup::AppState;
 use crate::plan::canonical::hex;
 use crate::plan::model::Mode;
-use crate::round::{CardRecord, RoundState, TableState};
+use crate::round::{RoundState, TableState};
 use crate::service::{Command, Idempotency, Reply};
 
 /// Longest accepted Idempotency-Key.
@@ -395,7 +395,9 @@ pub enum DealerEvent {
     Deal,
     /// Live card games: the cards the dealer system saw dealt, in dealing order, each with
     /// its position. All are accepted or none is.
-    Cards { cards: Vec<CardRecord> },
+    Cards {
+        cards: Vec<crate::round::game::ReportedCard>,
+    },
     /// Live card games: the dealer declares the deal void (a card damaged, dealt incorrectly
     /// or not clearly visible); where the plan re-deals, the bets stand for the new deal. A
     /// dealer system reports a card only once it lies correctly and clearly visible (Top

@@ -19,6 +19,7 @@ use crate::cards::{Card, Shoe};
 use crate::games::baccarat::{
     BaccaratBetRequest, BaccaratCard, BaccaratEngine, BaccaratPlacement, Deal as BaccaratDeal,
 };
+use crate::games::blackjack::BlackjackEngine;
 use crate::games::casino_holdem::{
     self as holdem, CasinoHoldemEngine, DealtCard, HoldemBetRequest, Next as HoldemNext,
 };
@@ -53,6 +54,18 @@ pub struct CardRecord {
     /// The position as the family names it: `player_1` … `banker_3` (baccarat), `home` /
     /// `away` (Top Card), `player` / `dealer` / `board` (Casino Hold'em).
     pub to: Position,
+    #[schema(value_type = String, example = "AS")]
+    pub card: Card,
+}
+
+/// A card as the dealer system reports it: with its position (`to`), except in blackjack,
+/// where the rules place each card in dealing order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportedCard {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub to: Option<Position>,
     #[schema(value_type = String, example = "AS")]
     pub card: Card,
 }
@@ -126,6 +139,7 @@ pub enum Placements {
     TopCard(Vec<TopCardPlacement>),
     #[schema(value_type = Vec<Object>)]
     CasinoHoldem(Vec<holdem::Placement>),
+    Blackjack(Vec<super::blackjack::BlackjackPlacement>),
 }
 
 impl Placements {
@@ -135,6 +149,7 @@ impl Placements {
             Placements::Baccarat(v) => v.iter().map(|p| p.stake_minor).sum(),
             Placements::TopCard(v) => v.iter().map(|p| p.stake_minor).sum(),
             Placements::CasinoHoldem(v) => v.iter().map(|p| p.stake_minor).sum(),
+            Placements::Blackjack(v) => v.iter().map(|p| p.stake_minor).sum(),
         }
     }
 
@@ -146,6 +161,7 @@ impl Placements {
             Family::Baccarat => Placements::Baccarat(Vec::deserialize(v).map_err(e)?),
             Family::TopCard => Placements::TopCard(Vec::deserialize(v).map_err(e)?),
             Family::CasinoHoldem => Placements::CasinoHoldem(Vec::deserialize(v).map_err(e)?),
+            Family::Blackjack => Placements::Blackjack(Vec::deserialize(v).map_err(e)?),
             other => return Err(format!("{other} bets are not played")),
         })
     }
@@ -171,6 +187,7 @@ pub enum Engine<'p> {
     Baccarat(BaccaratEngine<'p>),
     TopCard(TopCardEngine<'p>),
     CasinoHoldem(CasinoHoldemEngine<'p>),
+    Blackjack(BlackjackEngine<'p>),
 }
 
 fn parse_request<T: for<'de> Deserialize<'de>>(request: &Value) -> Result<T, Refusal> {
@@ -186,6 +203,7 @@ impl<'p> Engine<'p> {
             Family::Baccarat => Engine::Baccarat(BaccaratEngine::new(plan)?),
             Family::TopCard => Engine::TopCard(TopCardEngine::new(plan)?),
             Family::CasinoHoldem => Engine::CasinoHoldem(CasinoHoldemEngine::new(plan)?),
+            Family::Blackjack => Engine::Blackjack(BlackjackEngine::new(plan)?),
             other => {
                 return Err(Refusal::new(
                     code::FAMILY_NOT_SUPPORTED,
@@ -203,6 +221,14 @@ impl<'p> Engine<'p> {
             Engine::Baccarat(_) => Family::Baccarat,
             Engine::TopCard(_) => Family::TopCard,
             Engine::CasinoHoldem(_) => Family::CasinoHoldem,
+            Engine::Blackjack(_) => Family::Blackjack,
+        }
+    }
+
+    pub fn blackjack(&self) -> Option<&BlackjackEngine<'p>> {
+        match self {
+            Engine::Blackjack(e) => Some(e),
+            _ => None,
         }
     }
 
@@ -226,6 +252,7 @@ impl<'p> Engine<'p> {
             GameRules::Baccarat(r) => Some((r.shoe, true)),
             GameRules::TopCard(r) => Some((r.shoe, true)),
             GameRules::CasinoHoldem(r) => Some((r.shoe, false)),
+            GameRules::Blackjack(r) => Some((r.shoe, true)),
             _ => None,
         }
     }
@@ -236,6 +263,7 @@ impl<'p> Engine<'p> {
             GameRules::Baccarat(r) => Some(r.clause.clone()),
             GameRules::TopCard(r) => Some(r.clause.clone()),
             GameRules::CasinoHoldem(r) => Some(r.clause.clone()),
+            GameRules::Blackjack(r) => Some(r.clause.clone()),
             _ => None,
         }
     }
@@ -256,6 +284,9 @@ impl<'p> Engine<'p> {
             }
             Engine::CasinoHoldem(e) => {
                 Placements::CasinoHoldem(e.place(&parse_request::<HoldemBetRequest>(request)?)?)
+            }
+            Engine::Blackjack(e) => {
+                Placements::Blackjack(vec![super::blackjack::place(e, request)?])
             }
         })
     }
@@ -302,6 +333,9 @@ impl<'p> Engine<'p> {
                 }),
                 n,
             ),
+            // Blackjack bets are checked against the whole round (boxes and their owners) by
+            // the lifecycle ([`super::blackjack::check_round`]).
+            (Engine::Blackjack(_), Placements::Blackjack(_)) => Ok(()),
             _ => unreachable!("placements are made by the table's own engine"),
         }
     }
@@ -355,6 +389,7 @@ impl<'p> Engine<'p> {
     pub fn next(&self, cards: &[CardRecord], decisions_closed: bool) -> Result<Next, Refusal> {
         Ok(match self {
             Engine::Roulette(_) => return Err(no_cards()),
+            Engine::Blackjack(_) => return Err(driven()),
             Engine::Baccarat(e) => match e.expect_next(&self.baccarat_cards(cards)?)? {
                 BaccaratDeal::Card { to } => Next::Card {
                     to: Position::of(to),
@@ -382,6 +417,7 @@ impl<'p> Engine<'p> {
     ) -> Result<Next, Refusal> {
         Ok(match self {
             Engine::Roulette(_) => return Err(no_cards()),
+            Engine::Blackjack(_) => return Err(driven()),
             Engine::Baccarat(e) => {
                 let new = BaccaratCard {
                     to: card.to.as_(Family::Baccarat)?,
@@ -432,7 +468,7 @@ impl<'p> Engine<'p> {
     /// documented algorithms).
     pub fn rng_cards(&self, seed: [u8; 32]) -> Vec<CardRecord> {
         match self {
-            Engine::Roulette(_) => Vec::new(),
+            Engine::Roulette(_) | Engine::Blackjack(_) => Vec::new(),
             Engine::Baccarat(e) => e
                 .deal_from_seed(seed)
                 .into_iter()
@@ -521,6 +557,7 @@ impl<'p> Engine<'p> {
     pub fn outcome(&self, cards: &[CardRecord]) -> Result<Value, Refusal> {
         let v = match self {
             Engine::Roulette(_) => return Err(no_cards()),
+            Engine::Blackjack(_) => return Err(driven()),
             Engine::Baccarat(e) => serde_json::to_value(e.outcome(&self.baccarat_cards(cards)?)?),
             Engine::TopCard(e) => serde_json::to_value(e.outcome(&self.top_card_cards(cards)?)?),
             Engine::CasinoHoldem(e) => {
@@ -550,6 +587,7 @@ impl<'p> Engine<'p> {
             detail: None,
         };
         match self {
+            Engine::Blackjack(_) => Err(driven()),
             Engine::Roulette(e) => {
                 let n = number.ok_or_else(no_cards)?;
                 bets.iter()
@@ -624,6 +662,15 @@ fn holdem_placements<'a>(ps: impl Iterator<Item = &'a Placements>) -> Vec<holdem
         _ => unreachable!("Casino Hold'em bets hold Casino Hold'em placements"),
     })
     .collect()
+}
+
+/// Blackjack's cards, decisions and settlement go through its round driver
+/// ([`super::blackjack`]), not through positions named by the dealer system.
+fn driven() -> Refusal {
+    Refusal::new(
+        code::NOT_IN_GAME,
+        "blackjack rounds are driven by the blackjack round driver",
+    )
 }
 
 fn no_cards() -> Refusal {

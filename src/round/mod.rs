@@ -24,10 +24,12 @@ use crate::plan::model::Mode;
 use crate::plan::rules::Family;
 use crate::plan::{LoadedPlan, PlanSet};
 
+pub mod blackjack;
 pub mod game;
 pub mod pvp;
 
-pub use game::{CardRecord, Engine, Next, Placements, Position};
+pub use blackjack::BlackjackRound;
+pub use game::{CardRecord, Engine, Next, Placements, Position, Settled};
 pub use pvp::{PvpEngine, PvpState};
 
 /// Upper bounds on everything a request can grow (TigerBeetle style: a limit on everything).
@@ -230,6 +232,42 @@ pub enum Event {
         automatic: bool,
         at: DateTime<Utc>,
     },
+    /// One input to a blackjack round, applied by the rules: a card (live: as the dealer
+    /// system reported it; RNG: the next card of the round's shoe), a player's decision or
+    /// insurance answer, the plan's automatic decision on a time-out, or the close of the
+    /// insurance offer. `to` says where the rules placed a card; `bets` are the stakes the
+    /// input added (a split, a double, insurance, and the Bets Behind that followed), each a
+    /// bet of its own; `bet_behind_declines` the Bets Behind that did not follow a split or a
+    /// double their players could not fund.
+    BlackjackInput {
+        round: String,
+        input: crate::games::blackjack::Input,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        bet_behind_declines: Vec<crate::games::blackjack::Input>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<crate::games::blackjack::CardTo>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        source: Option<Mode>,
+        /// The player who decided (or was decided for).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        player: Option<String>,
+        #[serde(default)]
+        automatic: bool,
+        /// Why an automatic input was taken: `time_out` or `disconnected`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        bets: Vec<blackjack::AddedBet>,
+        at: DateTime<Utc>,
+    },
+    /// A player loses his place at the table: no bet in the plan's number of rounds in a row
+    /// (`policies.disconnect.remove_after_rounds_without_bet`).
+    SeatReleased {
+        table: String,
+        player: String,
+        rounds_without_bet: u32,
+        clause: String,
+    },
     /// Any other operator command refused (opening a table or round, a void, …): what was
     /// asked, of which table or round, and why not.
     CommandRefused {
@@ -274,6 +312,8 @@ impl Event {
         "decisions_closed",
         "outcome_recorded",
         "table_action",
+        "blackjack_input",
+        "seat_released",
     ];
 
     /// The audit entry kind.
@@ -304,6 +344,8 @@ impl Event {
             Event::DecisionsClosed { .. } => "decisions_closed",
             Event::OutcomeRecorded { .. } => "outcome_recorded",
             Event::TableAction { .. } => "table_action",
+            Event::BlackjackInput { .. } => "blackjack_input",
+            Event::SeatReleased { .. } => "seat_released",
         }
     }
 
@@ -477,6 +519,10 @@ pub struct RoundState {
     pub settlements: Option<Vec<BetSettlement>>,
     #[schema(required = true)]
     pub refunds: Option<Vec<Refund>>,
+    /// Blackjack, from the first card: every box with its hands, the dealer's hand, and what
+    /// the round awaits (`expected`: the next step, who owes which decision, the legal ones).
+    #[schema(required = true)]
+    pub blackjack: Option<BlackjackRound>,
 }
 
 /// A table as readers see it.
@@ -509,6 +555,9 @@ pub struct TableState {
     /// owing the next act has had starts then).
     #[schema(required = true)]
     pub last_action_at: Option<DateTime<Utc>>,
+    /// Blackjack tables whose plan removes a player after rounds without a bet: the players
+    /// at the table, each with the rounds in a row he has not bet.
+    pub seated: BTreeMap<String, u32>,
     #[serde(skip)]
     pub loaded: Arc<LoadedPlan>,
 }
@@ -776,6 +825,23 @@ impl State {
                 events.push(refused(e.with_plan(&plan.key())));
                 continue;
             }
+            // Blackjack: a box, its owner and its Bets Behind are a matter of the whole round.
+            if let (Engine::Blackjack(bj), Placements::Blackjack(new)) = (&eng, &placements) {
+                let others = r
+                    .bets
+                    .iter()
+                    .filter(|b| !b.refunded)
+                    .map(|b| (b.player.as_str(), &b.placements))
+                    .chain(accepted.iter().map(|(p, ps)| (*p, ps)))
+                    .filter_map(|(p, ps)| match ps {
+                        Placements::Blackjack(v) => Some((p, &v[0])),
+                        _ => None,
+                    });
+                if let Err(e) = blackjack::check_round(bj, others, player, &new[0]) {
+                    events.push(refused(e.with_plan(&plan.key())));
+                    continue;
+                }
+            }
             let stake_minor = placements.stake_minor();
             let bet = bet_id(round, next_index);
             next_index += 1;
@@ -887,7 +953,7 @@ impl State {
                 reason,
             }]);
         }
-        let settlements = settle_round(&eng, &r.bets, &r.cards, Some(number))
+        let settlements = settle_round(&eng, &r.bets, &r.cards, Some(number), None)
             .map_err(|e| e.with_plan(&plan.key()))?;
         let stake_minor = settlements.iter().map(|s| s.stake_minor).sum();
         let paid_minor = settlements.iter().map(|s| s.total_minor).sum();
@@ -920,7 +986,7 @@ impl State {
         operator: &str,
         round: &str,
         now: DateTime<Utc>,
-        cards: &[CardRecord],
+        cards: &[game::ReportedCard],
     ) -> Result<Vec<Event>, Refusal> {
         let r = self.round_of_operator(operator, round)?;
         let table = &self.tables[&r.table];
@@ -945,6 +1011,34 @@ impl State {
         let plan = self.plan_of_round(r);
         let eng = engine(&plan)?;
         self.check_dealing(r, &eng)?;
+        if let Engine::Blackjack(bj) = &eng {
+            if let Some(c) = cards.iter().find(|c| c.to.is_some()) {
+                return Err(refuse(
+                    game::code::BAD_POSITION,
+                    format!(
+                        "blackjack cards are reported in dealing order without a position: the rules place each ({} was sent with one)",
+                        c.card
+                    ),
+                ));
+            }
+            let cards: Vec<Card> = cards.iter().map(|c| c.card).collect();
+            return self
+                .decide_blackjack_cards(r, bj, now, blackjack::CardsFrom::Live(&cards))
+                .map(|mut events| {
+                    events.extend(self.after_blackjack_round(r, &events));
+                    events
+                });
+        }
+        let cards = cards
+            .iter()
+            .map(|c| match c.to {
+                Some(to) => Ok(CardRecord { to, card: c.card }),
+                None => Err(refuse(
+                    game::code::BAD_POSITION,
+                    format!("card {} names no position (\"to\")", c.card),
+                )),
+            })
+            .collect::<Result<Vec<CardRecord>, Refusal>>()?;
         let (mut deal, mut events) = self.start_dealing(r, table, &eng, now)?;
         for (i, c) in cards.iter().enumerate() {
             match deal.accept(&eng, &plan, *c) {
@@ -1015,6 +1109,14 @@ impl State {
         let plan = self.plan_of_round(r);
         let eng = engine(&plan)?;
         self.check_dealing(r, &eng)?;
+        if let Engine::Blackjack(bj) = &eng {
+            return self
+                .decide_blackjack_cards(r, bj, now, blackjack::CardsFrom::Seed(seed))
+                .map(|mut events| {
+                    events.extend(self.after_blackjack_round(r, &events));
+                    events
+                });
+        }
         let all = eng.rng_cards(seed);
         if all.get(..r.cards.len()) != Some(&r.cards[..]) {
             return Err(refuse(
@@ -1157,7 +1259,7 @@ impl State {
             Next::Complete => {
                 let outcome = eng.outcome(&deal.cards).map_err(with_plan)?;
                 let settlements =
-                    settle_round(eng, &r.bets, &deal.cards, None).map_err(with_plan)?;
+                    settle_round(eng, &r.bets, &deal.cards, None, None).map_err(with_plan)?;
                 let stake_minor = settlements.iter().map(|s| s.stake_minor).sum();
                 let paid_minor = settlements.iter().map(|s| s.total_minor).sum();
                 Ok(vec![
@@ -1278,6 +1380,14 @@ impl State {
         }
         let plan = self.plan_of_round(r);
         let eng = engine(&plan)?;
+        if let Engine::Blackjack(bj) = &eng {
+            return self
+                .decide_blackjack_decisions(r, bj, now, decisions)
+                .map(|mut events| {
+                    events.extend(self.after_blackjack_round(r, &events));
+                    events
+                });
+        }
         let deadline = r.decision_deadline.unwrap_or(now);
         let mut pending = r.decisions_pending.clone();
         let mut next_index = r.bets.len();
@@ -1375,6 +1485,12 @@ impl State {
         }
         let plan = self.plan_of_round(r);
         let eng = engine(&plan)?;
+        if let Engine::Blackjack(bj) = &eng {
+            return self.decide_blackjack_close(r, bj, now).map(|mut events| {
+                events.extend(self.after_blackjack_round(r, &events));
+                events
+            });
+        }
         self.close_decisions(r, &self.tables[&r.table], &eng, now)
     }
 
@@ -1439,7 +1555,8 @@ impl State {
             ));
         };
         if let Some(current) = &t.current_round {
-            if !self.rounds[current].cards.is_empty() {
+            let r = &self.rounds[current];
+            if !r.cards.is_empty() || r.blackjack.is_some() {
                 return Err(refuse(
                     "out_of_order",
                     format!("round {current} is being dealt: the shoe is shuffled between rounds"),
@@ -1474,7 +1591,9 @@ impl State {
                 "a void states its reason (1–500 characters)",
             ));
         }
-        Ok(vec![void_event(r, reason)])
+        let void = vec![void_event(r, reason)];
+        let seats = self.after_blackjack_round(r, &void);
+        Ok(void.into_iter().chain(seats).collect())
     }
 
     pub fn decide_close_table(
@@ -1679,6 +1798,7 @@ impl State {
                         game,
                         actions: 0,
                         last_action_at: None,
+                        seated: BTreeMap::new(),
                         loaded: Arc::new(loaded.clone()),
                     },
                 );
@@ -1730,6 +1850,7 @@ impl State {
                         decisions_closed: false,
                         settlements: None,
                         refunds: None,
+                        blackjack: None,
                     },
                 );
             }
@@ -1792,7 +1913,16 @@ impl State {
                     .ok_or("settlement of an unknown round")?;
                 let plan = self.plan_of_round(r);
                 let eng = engine(&plan).map_err(|e| e.to_string())?;
-                if eng.deals_cards() {
+                if let Engine::Blackjack(e) = &eng {
+                    let complete = r.blackjack.as_ref().is_some_and(|b| {
+                        e.next_step(&b.play) == crate::games::blackjack::Next::Complete
+                    });
+                    if !complete {
+                        return Err(format!(
+                            "round {round}: settled before its deal is complete"
+                        ));
+                    }
+                } else if eng.deals_cards() {
                     if eng.next(&r.cards, true).map_err(|e| e.to_string())? != Next::Complete {
                         return Err(format!(
                             "round {round}: settled before its deal is complete"
@@ -1804,12 +1934,13 @@ impl State {
                 if let Some(seed) = rng_seed {
                     check_revealed_seed(&eng, r, seed)?;
                 }
-                let derived =
-                    settle_round(&eng, &r.bets, &r.cards, r.result).map_err(|e| e.to_string())?;
+                let derived = settle_round(&eng, &r.bets, &r.cards, r.result, r.blackjack.as_ref())
+                    .map_err(|e| e.to_string())?;
                 if &derived != settlements {
                     return Err(format!("round {round}: the logged settlement differs from the one the plan derives"));
                 }
                 let table = r.table.clone();
+                self.count_rounds_without_bet(round);
                 let r = self.rounds.get_mut(round).expect("checked above");
                 r.phase = Phase::Settled;
                 r.settlements = Some(settlements.clone());
@@ -1830,6 +1961,7 @@ impl State {
                     ));
                 }
                 let table = r.table.clone();
+                self.count_rounds_without_bet(round);
                 let r = self.rounds.get_mut(round).expect("checked above");
                 r.phase = Phase::Voided;
                 r.refunds = Some(refunds.clone());
@@ -2027,6 +2159,15 @@ impl State {
                 t.actions += 1;
                 t.last_action_at = Some(*at);
             }
+            Event::BlackjackInput { .. } => self.apply_blackjack_input(event)?,
+            Event::SeatReleased { table, player, .. } => {
+                self.tables
+                    .get_mut(table)
+                    .ok_or("seat at an unknown table")?
+                    .seated
+                    .remove(player)
+                    .ok_or_else(|| format!("table {table}: {player} held no place"))?;
+            }
             Event::OutcomeRecorded { round, outcome, .. } => {
                 self.rounds
                     .get_mut(round)
@@ -2038,20 +2179,43 @@ impl State {
     }
 }
 
-/// Every live (not refunded) bet of the round settled against roulette's `number` or the
-/// round's complete deal, each component against the plan.
+/// Every live (not refunded) bet of the round settled against roulette's `number`, the
+/// round's complete deal, or (blackjack) the round driver's complete round, each component
+/// against the plan.
 fn settle_round(
     eng: &Engine<'_>,
     bets: &[BetRecord],
     cards: &[CardRecord],
     number: Option<u8>,
+    bj: Option<&BlackjackRound>,
 ) -> Result<Vec<BetSettlement>, Refusal> {
     let live: Vec<&BetRecord> = bets.iter().filter(|b| !b.refunded).collect();
-    let pairs: Vec<(&str, &Placements)> = live
-        .iter()
-        .map(|b| (b.player.as_str(), &b.placements))
-        .collect();
-    eng.settle(&pairs, cards, number)?
+    let settled = match (eng, bj) {
+        (Engine::Blackjack(e), Some(bj)) => blackjack::settle(e, &live, bj)?,
+        (Engine::Blackjack(_), None) => {
+            return Err(refuse(
+                "round_not_complete",
+                "a blackjack round is settled once its cards are dealt",
+            ))
+        }
+        _ => {
+            let pairs: Vec<(&str, &Placements)> = live
+                .iter()
+                .map(|b| (b.player.as_str(), &b.placements))
+                .collect();
+            eng.settle(&pairs, cards, number)?
+        }
+    };
+    bet_settlements(&live, settled)
+}
+
+/// The engine's settlements as logged: each with the bets it covers, its stake, what it
+/// returns and wins. Refused where the components do not settle exactly the bets' stakes.
+fn bet_settlements(
+    live: &[&BetRecord],
+    settled: Vec<Settled>,
+) -> Result<Vec<BetSettlement>, Refusal> {
+    settled
         .into_iter()
         .map(|s| {
             let first = live[s.bets[0]];
@@ -2221,7 +2385,9 @@ fn check_revealed_seed(eng: &Engine<'_>, r: &RoundState, seed_hex: &str) -> Resu
             r.round
         ));
     }
-    let drawn_ok = if eng.deals_cards() {
+    let drawn_ok = if let (Engine::Blackjack(e), Some(bj)) = (eng, &r.blackjack) {
+        blackjack::rng_cards_match(e, seed, &bj.play.dealt)
+    } else if eng.deals_cards() {
         eng.rng_cards(seed).get(..r.cards.len()) == Some(&r.cards[..])
     } else {
         r.result == Some(draw_pocket(seed, 37) as u8)

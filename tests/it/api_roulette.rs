@@ -359,17 +359,6 @@ fn refusals(ctx: &Ctx) {
         (404, Some("plan_not_found")),
         "{b}"
     );
-    // A family whose engine is not built is refused, not half-played.
-    let (s, b) = ctx.server.post(
-        &ctx.op1,
-        "/v1/tables",
-        json!({"table": "bj", "plan": "evolution-blackjack@1", "mode": "live"}),
-    );
-    assert_eq!(
-        (s, b["code"].as_str()),
-        (422, Some("family_not_supported")),
-        "{b}"
-    );
     // A result while betting is open is out of order.
     let (s, b) = ctx.event(
         &round,

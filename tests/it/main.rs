@@ -1,6 +1,7 @@
 //! All integration tests link into this one binary (one link instead of one per file).
 
 mod api_baccarat;
+mod api_blackjack_smoke;
 mod api_casino_holdem;
 mod api_oko_bere;
 mod api_openapi;
@@ -8,6 +9,7 @@ mod api_plans;
 mod api_poker_room;
 mod api_roulette;
 mod api_top_card;
+mod bj;
 mod crash;
 mod plan_blackjack;
 mod plan_cards;
