@@ -2403,3 +2403,32 @@ fn check_revealed_seed(eng: &Engine<'_>, r: &RoundState, seed_hex: &str) -> Resu
 
 /// The roulette draw, documented with the other RNG algorithms in [`crate::rng`].
 pub use crate::rng::draw_pocket;
+
+#[cfg(test)]
+mod tests {
+    use super::Event;
+
+    /// The audit format's documentation (`audit/FORMAT.md`, 1.3) names every kind the service
+    /// writes, and no kind it does not.
+    #[test]
+    fn the_format_documents_every_event_kind() {
+        let format = include_str!("../../audit/FORMAT.md");
+        let section = &format[format.find("### 1.3 Kinds").expect("section 1.3")..];
+        let section = &section[..section.find("\n## ").expect("end of section 1")];
+        let documented: Vec<&str> = section
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|k| k.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            .collect();
+        for k in Event::KINDS {
+            assert!(documented.contains(k), "FORMAT.md 1.3 does not name {k}");
+        }
+        for k in documented {
+            assert!(
+                Event::KINDS.contains(&k) || k == "key_rotated",
+                "FORMAT.md 1.3 names {k}, which the service does not write"
+            );
+        }
+    }
+}
