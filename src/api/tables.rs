@@ -325,6 +325,11 @@ pub struct Bets {
             ("complete" = (summary = "Complete bet on `number`: stake per chip", value = json!({"bets": [
                 {"player": "p4", "bet": "complete", "number": 17, "stake_minor": 100}
             ]}))),
+            ("blackjack" = (summary = "Blackjack: main, side bet and Bet Behind on box 3 (no `seat` on a common hand)", value = json!({"bets": [
+                {"player": "p1", "bet": "main", "seat": 3, "stake_minor": 1000},
+                {"player": "p1", "bet": "perfect_pairs", "seat": 3, "stake_minor": 100},
+                {"player": "p2", "bet": "bet_behind", "seat": 3, "stake_minor": 500}
+            ]}))),
         ),
     ),
     responses(
@@ -425,6 +430,7 @@ pub enum DealerEvent {
             ("spin" = (summary = "Live spin", value = json!({"type": "spin", "number": 17, "ball_against_rotation": true, "ball_revolutions": 5}))),
             ("draw" = (summary = "RNG draw or deal", value = json!({"type": "draw"}))),
             ("cards" = (summary = "Live cards (baccarat)", value = json!({"type": "cards", "cards": [{"to": "player_1", "card": "9H"}, {"to": "banker_1", "card": "KS"}, {"to": "player_2", "card": "TC"}, {"to": "banker_2", "card": "7D"}]}))),
+            ("blackjack_cards" = (summary = "Live blackjack cards: in dealing order, placed by the rules", value = json!({"type": "cards", "cards": [{"card": "5H"}, {"card": "9S"}, {"card": "6C"}, {"card": "8D"}]}))),
             ("misdeal" = (summary = "Misdeal (Top Card re-deal)", value = json!({"type": "misdeal", "reason": "the Away card was damaged"}))),
             ("close_decisions" = (summary = "End the decision time", value = json!({"type": "close_decisions"}))),
         ),
@@ -517,7 +523,12 @@ pub async fn void_round(
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"decisions": [{"player": "p1", "decision": "call"}, {"player": "p2", "decision": "fold"}]}))]
 pub struct DecisionsRequest {
-    /// 1–500 decisions, each `{"player": …, "decision": …}` (Casino Hold'em: `call` or `fold`).
+    /// 1–500 decisions, each `{"player": …, "decision": …}`. Casino Hold'em: `call` or `fold`.
+    /// Blackjack: `hit`, `stand`, `double`, `split`, `surrender`, or an object
+    /// `{"action": …, "seat"?: n, "hand"?: n}` (`seat` when the player owes decisions on two
+    /// boxes), `{"action": "insurance", "stake_minor": n}`, `{"action": "no_insurance"}`, and
+    /// for a split or a double `"bet_behind_declines": ["p2"]`: the Bet Behind players on the
+    /// box who cannot fund it.
     pub decisions: Vec<PlayerDecision>,
 }
 
