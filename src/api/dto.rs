@@ -84,6 +84,24 @@ pub enum BetRequest {
     Announced(AnnouncedBet),
     Neighbours(NeighboursBet),
     Complete(CompleteBet),
+    Blackjack(BlackjackBoxBet),
+}
+
+/// A blackjack bet on box `seat` (1 … the plan's seats): `main`, `bet_behind` (on another
+/// player's box holding a main bet) or a side bet of the plan (with the player's main bet on
+/// the same box). In the common-hand games (Infinite, All Bets, Endless) `seat` is absent.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"player": "p1", "bet": "main", "seat": 3, "stake_minor": 1000}))]
+pub struct BlackjackBoxBet {
+    pub player: String,
+    /// The plan's bet type id.
+    #[schema(example = "main")]
+    pub bet: String,
+    #[schema(minimum = 1)]
+    pub seat: u8,
+    #[schema(minimum = 1)]
+    pub stake_minor: i64,
 }
 
 /// An inside bet on `numbers` (any order); the numbers must be one bet of that type on the
