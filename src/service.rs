@@ -1185,8 +1185,16 @@ impl Writer {
                 ),
             },
             Command::Decisions { round, decisions } => {
-                match state.decide_decisions(op, round, now, decisions) {
+                let seed = self.seeds.get(round).copied();
+                match state.decide_decisions(op, round, now, decisions, seed) {
                     Ok(events) => {
+                        // A blackjack round that a decision completes reveals its seed.
+                        if events.iter().any(|e| {
+                            matches!(e, Event::RoundSettled { rng_seed: Some(_), .. })
+                        })
+                        {
+                            revealed.push(round.clone());
+                        }
                         let body = outcome_body(state, round, &events);
                         (events, Reply::ok(200, &body))
                     }
@@ -1200,8 +1208,20 @@ impl Writer {
                 }
             }
             Command::CloseDecisions { round } => {
-                match state.decide_close_decisions(op, round, now) {
+                let seed = self.seeds.get(round).copied();
+                match state.decide_close_decisions(op, round, now, seed) {
                     Ok(events) => {
+                        if events.iter().any(|e| {
+                            matches!(
+                                e,
+                                Event::RoundSettled {
+                                    rng_seed: Some(_),
+                                    ..
+                                }
+                            )
+                        }) {
+                            revealed.push(round.clone());
+                        }
                         let body = outcome_body(state, round, &events);
                         (events, Reply::ok(200, &body))
                     }

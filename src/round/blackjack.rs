@@ -1293,6 +1293,7 @@ impl State {
         eng: &BlackjackEngine<'_>,
         now: DateTime<Utc>,
         decisions: &[(String, Value)],
+        rng_seed: Option<[u8; 32]>,
     ) -> Result<Vec<Event>, Refusal> {
         let table = &self.tables[&r.table];
         let key = table.loaded.key();
@@ -1341,7 +1342,9 @@ impl State {
                 s.events.push(refused(e));
             }
         }
-        s.settle_if_complete(None)?;
+        // An RNG round that a decision completes (the dealer needs no further card) reveals
+        // its seed as a deal would.
+        s.settle_if_complete(rng_seed.map(|seed| crate::plan::canonical::hex(&seed)))?;
         Ok(s.events)
     }
 
@@ -1351,6 +1354,7 @@ impl State {
         r: &RoundState,
         eng: &BlackjackEngine<'_>,
         now: DateTime<Utc>,
+        rng_seed: Option<[u8; 32]>,
     ) -> Result<Vec<Event>, Refusal> {
         let table = &self.tables[&r.table];
         let mut s = Session::of(eng, r, table)?;
@@ -1367,8 +1371,7 @@ impl State {
             .clause(super::timeout_clause(&table.loaded)));
         }
         s.time_out(&table.disconnected, now)?;
-        let seed = None;
-        s.settle_if_complete(seed)?;
+        s.settle_if_complete(rng_seed.map(|seed| crate::plan::canonical::hex(&seed)))?;
         Ok(s.events)
     }
 

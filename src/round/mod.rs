@@ -1360,6 +1360,7 @@ impl State {
         round: &str,
         now: DateTime<Utc>,
         decisions: &[(String, Value)],
+        rng_seed: Option<[u8; 32]>,
     ) -> Result<Vec<Event>, Refusal> {
         let r = self.round_of_operator(operator, round)?;
         let table = &self.tables[&r.table];
@@ -1382,7 +1383,7 @@ impl State {
         let eng = engine(&plan)?;
         if let Engine::Blackjack(bj) = &eng {
             return self
-                .decide_blackjack_decisions(r, bj, now, decisions)
+                .decide_blackjack_decisions(r, bj, now, decisions, rng_seed)
                 .map(|mut events| {
                     events.extend(self.after_blackjack_round(r, &events));
                     events
@@ -1475,6 +1476,7 @@ impl State {
         operator: &str,
         round: &str,
         now: DateTime<Utc>,
+        rng_seed: Option<[u8; 32]>,
     ) -> Result<Vec<Event>, Refusal> {
         let r = self.round_of_operator(operator, round)?;
         if r.phase != Phase::Decisions {
@@ -1486,10 +1488,12 @@ impl State {
         let plan = self.plan_of_round(r);
         let eng = engine(&plan)?;
         if let Engine::Blackjack(bj) = &eng {
-            return self.decide_blackjack_close(r, bj, now).map(|mut events| {
-                events.extend(self.after_blackjack_round(r, &events));
-                events
-            });
+            return self
+                .decide_blackjack_close(r, bj, now, rng_seed)
+                .map(|mut events| {
+                    events.extend(self.after_blackjack_round(r, &events));
+                    events
+                });
         }
         self.close_decisions(r, &self.tables[&r.table], &eng, now)
     }
