@@ -582,6 +582,53 @@ fn insurance_is_half_the_main_bet_pays_2_to_1_and_is_offered_to_a_bet_behind() {
     }
 }
 
+/// A player on two boxes owes two insurance answers at once: each names its box (without
+/// one the answer is `ambiguous_decision`), each is half of that box's main bet.
+#[test]
+fn a_player_on_two_boxes_names_the_box_of_each_insurance_answer() {
+    let (_s, ctx) = Ctx::sqlite();
+    ctx.open_table("t1", EVOLUTION, "live");
+    let (round, ids) = round_ids(
+        &ctx,
+        "t1",
+        json!([bet("p1", "main", 1, 1000), bet("p1", "main", 3, 600)]),
+    );
+    // Box 1 TH 9C (19), box 3 TS QS (20); dealer AD, 9D (soft 20).
+    let first = ctx.cards_ok(&round, &["TH", "TS", "AD", "9C", "QS", "9D"]);
+    assert_eq!(due(&first).len(), 2, "{first}");
+    ctx.decide_refused(
+        &round,
+        "p1",
+        json!({"action": "insurance", "stake_minor": 500}),
+        "ambiguous_decision",
+    );
+    ctx.decide_ok(
+        &round,
+        "p1",
+        json!({"action": "insurance", "seat": 1, "stake_minor": 500}),
+    );
+    ctx.decide_refused(
+        &round,
+        "p1",
+        json!({"action": "insurance", "seat": 3, "stake_minor": 500}),
+        "insurance_stake",
+    );
+    let d = ctx.decide_ok(
+        &round,
+        "p1",
+        json!({"action": "insurance", "seat": 3, "stake_minor": 300}),
+    );
+    assert_eq!(first_due(&d), ("p1".into(), 1), "{d}");
+    ctx.decide_ok(&round, "p1", json!("stand"));
+    let end = ctx.decide_ok(&round, "p1", json!("stand"));
+    settled(&end);
+    // 19 loses to 20, 20 pushes; no dealer blackjack: both insurances lost.
+    assert_eq!(total(settlement(&end, &ids[0])), 0);
+    assert_eq!(settlement(&end, &ids[0])["stake_minor"], 1500);
+    assert_eq!(total(settlement(&end, &ids[1])), 600);
+    assert_eq!(settlement(&end, &ids[1])["stake_minor"], 900);
+}
+
 /// SYNOT: "Pojištění není pro Bet Behind Sázejícího k dispozici": only the box's owner is
 /// asked; an insurance without the dealer's blackjack is lost while the hand wins 1:1.
 #[test]
@@ -1292,13 +1339,13 @@ fn natural(cards: &[String]) -> bool {
 /// What one stake of `stake` on a hand pays back, from the hand and the dealer's cards by the
 /// plans' rows (all three alike): blackjack 3:2, win 1:1, push back, surrender half back
 /// (kept against a dealer blackjack), a dealer blackjack takes everything else, double 1:1.
-fn hand_pays(hand: &Value, dealer: &[String], stake: i64, followed_double: bool) -> i64 {
+fn hand_pays(hand: &Value, dealer: &[String], stake: i64) -> i64 {
     let cards = strings(&hand["cards"]);
     let (p, _) = hand_total(&cards);
     let (d, _) = hand_total(dealer);
     let dealer_bj = natural(dealer);
     let doubled = hand["doubled"] == true;
-    let stakes = if doubled && followed_double { 2 } else { 1 };
+    let stakes = if doubled { 2 } else { 1 };
     if hand["surrendered"] == true {
         return half_up(stake);
     }
@@ -1523,15 +1570,12 @@ fn play_rng_round(ctx: &Ctx, table: &str, plan: &str) -> usize {
     let box5 = hands(&reply, 1);
     let p1_main: i64 = box2
         .iter()
-        .map(|h| hand_pays(h, &dealer, 1000, true))
+        .map(|h| hand_pays(h, &dealer, 1000))
         .sum::<i64>()
         + ins_pay(insured[0]);
-    let p3_bb: i64 = box2
-        .iter()
-        .map(|h| hand_pays(h, &dealer, 400, true))
-        .sum::<i64>()
-        + ins_pay(insured[1]);
-    let p2_main: i64 = box5.iter().map(|h| hand_pays(h, &dealer, 600, true)).sum();
+    let p3_bb: i64 =
+        box2.iter().map(|h| hand_pays(h, &dealer, 400)).sum::<i64>() + ins_pay(insured[1]);
+    let p2_main: i64 = box5.iter().map(|h| hand_pays(h, &dealer, 600)).sum();
     assert_eq!(
         total(settlement(&reply, &ids[0])),
         p1_main,
