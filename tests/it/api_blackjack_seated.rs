@@ -1074,7 +1074,7 @@ fn synot_pays_the_dealers_pair_on_his_first_two_cards() {
 /// deadline takes the automatic decision first.
 #[test]
 fn evolution_times_out_to_a_hit_at_11_or_less_and_a_stand_above() {
-    let (_st, _plans, ctx) = short_decision_time(&[EVOLUTION]);
+    let (_st, plans, ctx) = short_decision_time(&[EVOLUTION]);
     ctx.open_table("t1", EVOLUTION, "live");
     let (round, ids) = round_ids(
         &ctx,
@@ -1122,13 +1122,15 @@ fn evolution_times_out_to_a_hit_at_11_or_less_and_a_stand_above() {
     // The dealer's 25: both standing hands win 1:1.
     assert_eq!(total(settlement(&end, &ids[0])), 2000);
     assert_eq!(total(settlement(&end, &ids[1])), 2000);
+    // The automatic decisions replay from the log, with the plans the server ran.
+    crate::replay::exported_log_verifies_and_replays_on(&ctx.server, &ctx.auditor, plans.path());
 }
 
 /// SYNOT "označí se po uplynutí času na rozhodnutí volba Stát", ALG "uplatní se automatické
 /// rozhodnutí „Zastavit“": a hand of 11 stands.
 #[test]
 fn synot_and_alg_time_out_to_stand_even_on_11() {
-    let (_st, _plans, ctx) = short_decision_time(&[SYNOT, ALG]);
+    let (_st, plans, ctx) = short_decision_time(&[SYNOT, ALG]);
     let mut rounds = Vec::new();
     for (n, plan) in [SYNOT, ALG].into_iter().enumerate() {
         let table = format!("t{n}");
@@ -1159,6 +1161,8 @@ fn synot_and_alg_time_out_to_stand_even_on_11() {
             "{plan}: 11 loses to 18"
         );
     }
+    // The automatic decisions replay from the log, with the plans the server ran.
+    crate::replay::exported_log_verifies_and_replays_on(&ctx.server, &ctx.auditor, plans.path());
 }
 
 /// The insurance offer closes at its time-out: "nobody who has not answered is insured" (no
@@ -1166,7 +1170,7 @@ fn synot_and_alg_time_out_to_stand_even_on_11() {
 /// the hand's decision time starts then.
 #[test]
 fn the_insurance_offer_closes_at_its_time_out_and_nobody_silent_is_insured() {
-    let (_st, _plans, ctx) = short_decision_time(&[ALG]);
+    let (_st, plans, ctx) = short_decision_time(&[ALG]);
     ctx.open_table("t1", ALG, "live");
     let (round, ids) = round_ids(
         &ctx,
@@ -1204,6 +1208,8 @@ fn the_insurance_offer_closes_at_its_time_out_and_nobody_silent_is_insured() {
     );
     assert_eq!(total(settlement(&end, &ids[1])), 800);
     assert_eq!(end["stake_minor"], 1400, "no insurance stake: {end}");
+    // The automatic decisions replay from the log, with the plans the server ran.
+    crate::replay::exported_log_verifies_and_replays_on(&ctx.server, &ctx.auditor, plans.path());
 }
 
 /// "ať už z důvodu odpojení nebo nepřítomnosti sázejícího, uplatní se … automatická
@@ -1212,7 +1218,7 @@ fn the_insurance_offer_closes_at_its_time_out_and_nobody_silent_is_insured() {
 /// and are settled.
 #[test]
 fn a_disconnected_players_hand_is_decided_by_the_plan_when_his_time_runs_out() {
-    let (_st, _plans, ctx) = short_decision_time(&[EVOLUTION]);
+    let (_st, plans, ctx) = short_decision_time(&[EVOLUTION]);
     ctx.open_table("t1", EVOLUTION, "live");
     let (round, ids) = round_ids(
         &ctx,
@@ -1246,6 +1252,8 @@ fn a_disconnected_players_hand_is_decided_by_the_plan_when_his_time_runs_out() {
     assert_eq!(hands(&end, 0)[0]["total"], 19);
     assert_eq!(total(settlement(&end, &ids[0])), 2000, "19 beats 17");
     assert_eq!(total(settlement(&end, &ids[1])), 2000, "18 beats 17");
+    // The automatic decisions replay from the log, with the plans the server ran.
+    crate::replay::exported_log_verifies_and_replays_on(&ctx.server, &ctx.auditor, plans.path());
 }
 
 // ---------------------------------------------------------------------------------------

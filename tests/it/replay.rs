@@ -9,6 +9,16 @@ use serde_json::Value;
 use crate::server::TestServer;
 
 pub fn exported_log_verifies_and_replays(server: &TestServer, auditor: &str) {
+    exported_log_verifies_and_replays_on(server, auditor, &crate::source::plans_dir());
+}
+
+/// The same, for a server started on another plan directory (a copy of the plans with a
+/// shorter decision time, say): the replay folds the log with those plans.
+pub fn exported_log_verifies_and_replays_on(
+    server: &TestServer,
+    auditor: &str,
+    plans_dir: &std::path::Path,
+) {
     let (s, export) = server.get_text(Some(auditor), "/v1/audit/export");
     assert_eq!(s, 200, "{export}");
     let (s, pem) = server.get_text(None, "/v1/audit/public-key");
@@ -27,7 +37,8 @@ pub fn exported_log_verifies_and_replays(server: &TestServer, auditor: &str) {
     assert!(summary.entries > 0);
 
     // Replay every entry of the export through the domain's own fold.
-    let plans = crate::source::all_plans();
+    let (plans, report) = pitboss::plan::PlanSet::load_dir(plans_dir);
+    assert_eq!(report.errors().count(), 0, "the plans load");
     let mut state = State::default();
     let mut settled: BTreeMap<String, Value> = BTreeMap::new();
     for line in export.lines().skip(1) {
