@@ -47,8 +47,10 @@ use crate::plan::rules::blackjack::SeatingModel;
 pub mod code {
     /// A main bet on a box another player holds.
     pub const SEAT_TAKEN: &str = "seat_taken";
-    /// A seated game's bet without its box, or a common-hand bet naming one.
+    /// A seated game's bet without its box.
     pub const SEAT_REQUIRED: &str = "seat_required";
+    /// A common-hand bet naming a box: the game has none.
+    pub const NO_SEATS: &str = "no_seats";
     pub const NO_SUCH_SEAT: &str = "no_such_seat";
     /// A decision that is not blackjack's.
     pub const BAD_DECISION: &str = "bad_decision";
@@ -205,7 +207,7 @@ pub fn place(eng: &BlackjackEngine<'_>, request: &Value) -> Result<BlackjackPlac
     match (seating.model, r.seat) {
         (SeatingModel::CommonHand, Some(s)) => {
             return Err(Refusal::new(
-                code::SEAT_REQUIRED,
+                code::NO_SEATS,
                 format!("{key} is played on one common hand: a bet names no box (seat {s})"),
             )
             .with_plan(&key)

@@ -248,7 +248,7 @@ fn a_common_hand_bet_names_no_seat_and_any_number_of_players_bet() {
             json!([{"player": "p1", "bet": "main", "seat": 1, "stake_minor": 1000}]),
         );
         assert_eq!(b["results"][0]["status"], "refused", "{b}");
-        assert_eq!(b["results"][0]["code"], "seat_required", "{b}");
+        assert_eq!(b["results"][0]["code"], "no_seats", "{b}");
         let players: Vec<String> = (1..=40).map(|i| format!("p{i}")).collect();
         let names: Vec<&str> = players.iter().map(String::as_str).collect();
         let b = ctx.accepted_bets(&round, mains(&names, 1000));
@@ -1354,7 +1354,7 @@ fn endless_21_plus_3_pays_three_of_a_kind_25_to_1() {
 #[test]
 fn time_outs_take_each_plans_automatic_decision_per_player() {
     let storage = Storage::new(Backend::Sqlite);
-    let (_plans, ctx) = short_time_ctx(&storage);
+    let (plans, ctx) = short_time_ctx(&storage);
     let mut rounds = Vec::new();
     for (t, p) in tables(&ctx, "live") {
         let round = live_round(&ctx, t, mains(&["p1", "p2", "p3"], 1000));
@@ -1436,6 +1436,8 @@ fn time_outs_take_each_plans_automatic_decision_per_player() {
     assert_eq!(hand_cards(&s, "p1", 0), lcs(&["6H", "5D"]), "{s}");
     assert_eq!(credited(&s, "p1"), 0, "{s}");
     // (The export's replay needs the committed plans; these are edited.)
+    // The automatic decisions replay from the log, with the plans the server ran.
+    crate::replay::exported_log_verifies_and_replays_on(&ctx.server, &ctx.auditor, plans.path());
 }
 
 /// RNG, nobody deciding: after each deadline `close_decisions` takes the plan's automatic
@@ -1445,7 +1447,7 @@ fn time_outs_take_each_plans_automatic_decision_per_player() {
 #[test]
 fn rng_time_outs_stand_and_the_settlement_reveals_the_seed() {
     let storage = Storage::new(Backend::Sqlite);
-    let (_plans, ctx) = short_time_ctx(&storage);
+    let (plans, ctx) = short_time_ctx(&storage);
     let mut rounds = Vec::new();
     for (t, p) in tables(&ctx, "rng") {
         if p.key() == INF {
@@ -1512,6 +1514,8 @@ fn rng_time_outs_stand_and_the_settlement_reveals_the_seed() {
             );
         }
     }
+    // The automatic decisions replay from the log, with the plans the server ran.
+    crate::replay::exported_log_verifies_and_replays_on(&ctx.server, &ctx.auditor, plans.path());
 }
 
 /// BLACKJACK – ENDLESS: "ještě před uzavřením přijímání sázek, obdrží žetony ve výši své
