@@ -1,6 +1,7 @@
 //! All integration tests link into this one binary (one link instead of one per file).
 
 mod api_baccarat;
+mod api_blackjack_classic;
 mod api_blackjack_common;
 mod api_blackjack_seated;
 mod api_blackjack_smoke;
