@@ -655,10 +655,15 @@ fn czech_a_round_with_one_player_is_not_dealt_and_its_void_returns_the_stake() {
         let round = czech_round(&ctx, table);
         if mode == "live" {
             ctx.cards_ok(&round, &["9H", "5S", "7D", "9C", "6D"]);
+            ctx.decide_ok(&round, "p1", json!("stand"));
+            ctx.decide_ok(&round, "p2", json!("stand"));
+            let settled = ctx.cards_ok(&round, &["TS"]);
+            assert_eq!(credited(&settled, "p1"), paid(plan, "main", "win", 1000));
+            assert_eq!(credited(&settled, "p2"), 0, "11 loses to 17");
         } else {
             ok(ctx.deal(&round));
+            ctx.void(&round, "end of test");
         }
-        ctx.void(&round, "end of test");
     }
     ctx.verify_export();
 }
