@@ -1181,7 +1181,15 @@ impl State {
     ) -> Result<Vec<Event>, Refusal> {
         let table = &self.tables[&r.table];
         let key = table.loaded.key();
-        let mut s = Session::of(eng, r, table)?;
+        // The round's bets cannot be dealt (too few players for the plan): nothing more can
+        // be bet, so the operator voids the round.
+        let mut s = Session::of(eng, r, table).map_err(|e| Refusal {
+            message: format!(
+                "{}. Nothing is dealt: betting is closed, so void the round to return every stake",
+                e.message
+            ),
+            ..e
+        })?;
         let (shoe, seed) = match cards {
             CardsFrom::Live(_) => (None, None),
             CardsFrom::Seed(seed) => {
