@@ -196,6 +196,17 @@ fn single_deck_peeked_dealer_blackjack_ends_the_round_before_any_decision() {
         pushed(SINGLE, "main", 1000),
         "{settled}"
     );
+
+    // An ace up: the insurance offer comes first; declined, the peek finds the blackjack and
+    // the round ends with the main bet lost.
+    ok(shoe(&ctx, "t1", "shuffle"));
+    let round = ctx.round_with("t1", json!([bet("p1", "main", 1, 1000)]));
+    let offer = ctx.cards_ok(&round, &["9H", "AS", "7C", "KD"]);
+    assert_eq!(next_of(&offer), "insurance", "{offer}");
+    let settled = ctx.decide_ok(&round, "p1", json!({"action": "no_insurance"}));
+    assert_eq!(settled["phase"], "settled", "{settled}");
+    assert_eq!(credited(&settled, "p1"), 0, "{settled}");
+    assert_eq!(settled["stake_minor"], 1000);
     ctx.verify_export();
 }
 
@@ -819,6 +830,40 @@ fn czech_strict_forbids_a_double_after_a_split_where_the_base_plan_allows_it() {
         assert_eq!(credited(&settled, "p2"), 0, "{plan}: {settled}");
         assert_eq!(settled["stake_minor"], if das { 5000 } else { 4000 });
         assert_paid_adds_up(&settled);
+    }
+    ctx.verify_export();
+}
+
+/// "Vícenásobný split" is off in both plans (`split.max_hands = 2`): 8-8 splits once; the
+/// first hand's new 8-8 is refused (`max_hands_reached`) and stands on 16 (losing to 17), the
+/// second hand draws to 21 and wins its split stake.
+#[test]
+fn czech_splits_once_into_two_hands_in_both_plans() {
+    let (_s, ctx) = Ctx::sqlite();
+    for (table, plan) in [("c1", CZECH), ("s1", STRICT)] {
+        ctx.open_table(table, plan, "live");
+        let round = czech_round(&ctx, table);
+        ctx.cards_ok(&round, &["8H", "TS", "7D", "8C", "9S"]);
+        ctx.decide_ok(&round, "p1", json!("split"));
+        let r = ctx.cards_ok(&round, &["8D"]);
+        assert_eq!(due(&r)[0]["cards"], json!(["8h", "8d"]), "{r}");
+        assert!(!legal(&r).contains(&"split".to_string()), "{plan}: {r}");
+        ctx.decide_refused(&round, "p1", json!("split"), "max_hands_reached");
+        ctx.decide_ok(&round, "p1", json!("stand"));
+        ctx.cards_ok(&round, &["3S"]);
+        ctx.decide_ok(&round, "p1", json!("hit"));
+        let r = ctx.cards_ok(&round, &["TC"]);
+        assert_eq!(next_of(&r), "decision:1:0", "{plan}: 21 ends the hand: {r}");
+        ctx.decide_ok(&round, "p2", json!("stand"));
+        let settled = ctx.cards_ok(&round, &["TH"]);
+        assert_eq!(settled["outcome"]["dealer"]["total"], 17, "{settled}");
+        assert_eq!(
+            credited(&settled, "p1"),
+            paid(plan, "split", "win", 1000),
+            "{plan}: {settled}"
+        );
+        assert_eq!(credited(&settled, "p2"), paid(plan, "main", "win", 2000));
+        assert_eq!(settled["stake_minor"], 4000);
     }
     ctx.verify_export();
 }
