@@ -1202,6 +1202,8 @@ fn czech_a_hand_whose_decision_time_runs_out_stands() {
     );
     // (No export check here: the replay loads the committed plans, whose decision time
     // differs from this copy's, and refuses the tables opened on the copy.)
+    // The automatic decisions replay from the log, with the plans the server ran.
+    crate::replay::exported_log_verifies_and_replays_on(&ctx.server, &ctx.auditor, plans.path());
 }
 
 // ===== RNG ======================================================================================

@@ -7,8 +7,6 @@
 //! hand once every player has decided; then the dealer's draws). Replies say where each card
 //! went (`inputs[].to`) and what the round awaits (`expected`).
 
-#![allow(dead_code)] // TEMP: used by the api_blackjack_* tests being written
-
 use serde_json::{json, Value};
 
 use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
