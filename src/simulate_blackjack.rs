@@ -32,7 +32,7 @@ use crate::games::baccarat::Fraction;
 use crate::games::blackjack::SideBetDeal;
 use crate::games::blackjack::{
     BasicStrategy, BetBehindBet, BlackjackBet, BlackjackEngine, Decider, Decision, LazyShoe,
-    PositionBets, RoundSettlement, RoundSetup, RoundState,
+    PositionBets, RoundPaid, RoundSetup, RoundState,
 };
 use crate::games::Refusal;
 use crate::plan::model::Plan;
@@ -162,24 +162,24 @@ impl Rows {
         }
     }
 
-    fn record(&mut self, s: &RoundSettlement) {
+    fn record(&mut self, s: &RoundPaid<'_>) {
         let (mut staked, mut returned, mut win) = (0i64, 0i64, 0i64);
         let (mut ins_staked, mut ins_returned, mut ins_win) = (0i64, 0i64, 0i64);
         for p in &s.positions {
             let mut box_win = 0;
             for st in &p.main.stakes {
                 if st.bet == "insurance" {
-                    ins_staked += st.payout.stake_minor;
-                    ins_returned += st.payout.total_minor();
-                    ins_win = ins_win.max(st.payout.win_minor);
+                    ins_staked += st.stake_minor;
+                    ins_returned += st.total_minor();
+                    ins_win = ins_win.max(st.win_minor);
                     continue;
                 }
                 if st.hand == Some(0) && st.bet == "main" {
-                    staked += st.payout.stake_minor;
-                    returned += st.payout.stake_minor;
+                    staked += st.stake_minor;
+                    returned += st.stake_minor;
                 }
-                returned += st.payout.total_minor() - st.payout.stake_minor;
-                box_win += st.payout.win_minor;
+                returned += st.total_minor() - st.stake_minor;
+                box_win += st.win_minor;
             }
             win = win.max(box_win);
         }
@@ -192,7 +192,7 @@ impl Rows {
         for (k, row) in self.side_bets.iter_mut().enumerate() {
             let (mut st, mut ret, mut w) = (0, 0, 0);
             for p in &s.positions {
-                let b = &p.side_bets[k].payout;
+                let b = &p.side_bets[k];
                 st += b.stake_minor;
                 ret += b.total_minor();
                 w = w.max(b.win_minor);
@@ -207,11 +207,11 @@ impl Rows {
                         continue;
                     }
                     if x.hand == Some(0) && x.bet == "bet_behind" {
-                        st += x.payout.stake_minor;
-                        ret += x.payout.stake_minor;
+                        st += x.stake_minor;
+                        ret += x.stake_minor;
                     }
-                    ret += x.payout.total_minor() - x.payout.stake_minor;
-                    w += x.payout.win_minor;
+                    ret += x.total_minor() - x.stake_minor;
+                    w += x.win_minor;
                 }
                 row.add_round(st, ret, w);
             }
@@ -242,15 +242,19 @@ pub(crate) fn simulate(
         strategy: &strategy,
     };
     let mut shoe = LazyShoe::new(engine.rules().shoe);
-    // `play_round`, with the bets checked once and the round's memory kept from one round
-    // to the next.
+    // `play_round`, with the bets checked once, the round's memory kept from one round to
+    // the next, and settled by the prepared settlement (`settle_round`'s code with the rows
+    // read once; tested equal to it).
     let mut state = engine.open_round(&setup)?;
+    let prepared = engine.prepare_settlement(&state);
+    let mut paid = RoundPaid::default();
     for r in 0..rounds {
         shoe.restart();
         let mut cards = || -> Option<Card> { shoe.next_card(stream) };
         engine.reopen_round(&mut state);
         engine.play_on(&mut state, &mut cards, &mut decider)?;
-        rows.record(&engine.settle_round(&state)?);
+        engine.settle_round_prepared(&prepared, &state, &mut paid)?;
+        rows.record(&paid);
         if (r + 1) % PROGRESS_EVERY == 0 {
             progress(r + 1);
         }
