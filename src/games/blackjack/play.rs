@@ -142,43 +142,52 @@ impl<'p> BlackjackEngine<'p> {
     /// Where hand `at` of a player's `hands` stands.
     pub fn hand_status(&self, hands: &[Hand], at: usize) -> Result<HandStatus, Refusal> {
         let h = self.hand_at(hands, at)?;
+        Ok(self.status_of(hands, h))
+    }
+
+    /// [`BlackjackEngine::hand_status`] of `h`, one of `hands`.
+    #[inline]
+    fn status_of(&self, hands: &[Hand], h: &Hand) -> HandStatus {
         if h.surrendered {
-            return Ok(HandStatus::Finished(HandEnd::Surrendered));
+            return HandStatus::Finished(HandEnd::Surrendered);
         }
         if h.cards.len() < 2 {
-            return Ok(HandStatus::AwaitingCard);
+            return HandStatus::AwaitingCard;
         }
         let v = self.value(&h.cards);
         if v.is_bust() {
-            return Ok(HandStatus::Finished(HandEnd::Bust));
+            return HandStatus::Finished(HandEnd::Bust);
         }
         if h.doubled {
             let owed = 2 + usize::from(self.rules.double.cards_dealt.unwrap_or(1));
-            return Ok(if h.cards.len() < owed {
+            return if h.cards.len() < owed {
                 HandStatus::AwaitingCard
             } else {
                 HandStatus::Finished(HandEnd::Doubled)
-            });
+            };
         }
         if h.stood {
-            return Ok(HandStatus::Finished(HandEnd::Stood));
+            return HandStatus::Finished(HandEnd::Stood);
         }
         if v.total == TWENTY_ONE {
-            return Ok(HandStatus::Finished(HandEnd::TwentyOne));
+            return HandStatus::Finished(HandEnd::TwentyOne);
         }
         if self.split_ace_one_card(h) && !self.may_resplit_aces(hands, h) {
-            return Ok(HandStatus::Finished(HandEnd::SplitAceOneCard));
+            return HandStatus::Finished(HandEnd::SplitAceOneCard);
         }
-        Ok(HandStatus::Deciding)
+        HandStatus::Deciding
     }
 
     /// The first hand of `hands` that is not finished, with its status: whom the dealer
     /// serves next. `None` when the player is done.
     pub fn next_hand(&self, hands: &[Hand]) -> Option<(usize, HandStatus)> {
-        (0..hands.len()).find_map(|i| match self.hand_status(hands, i) {
-            Ok(HandStatus::Finished(_)) | Err(_) => None,
-            Ok(s) => Some((i, s)),
-        })
+        hands
+            .iter()
+            .enumerate()
+            .find_map(|(i, h)| match self.status_of(hands, h) {
+                HandStatus::Finished(_) => None,
+                s => Some((i, s)),
+            })
     }
 
     /// Every decision the rules allow on hand `at` now.
@@ -230,7 +239,7 @@ impl<'p> BlackjackEngine<'p> {
         {
             return Ok(Some(Fault::SurrenderWithBlackjack));
         }
-        let status = self.hand_status(hands, at)?;
+        let status = self.status_of(hands, h);
         if status != HandStatus::Deciding {
             return Ok(Some(Fault::NotDeciding(status)));
         }
