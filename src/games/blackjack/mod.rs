@@ -76,7 +76,7 @@ pub use driver::{
     RoundSetup, RoundState,
 };
 pub use hand::{hand_value, HandValue};
-pub use play::{Decision, Hand, HandEnd, HandStatus, Insurer};
+pub use play::{Decision, Hand, HandEnd, HandStatus, Insurer, LegalSet};
 pub use prepared::{BoxPaid, PositionPaid, PreparedSettlement, RoundPaid, StakePaid};
 pub use settle::{BetBehind, BoxPlay, HandResult, Settlement, StakeSettlement};
 pub use shoe::{shuffled_shoe, LazyShoe};

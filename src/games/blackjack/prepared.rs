@@ -662,6 +662,51 @@ mod tests {
         }
     }
 
+    /// The random decider, checking at each decision that [`BlackjackEngine::legal_set`] is
+    /// what [`BlackjackEngine::is_legal`] says of each decision.
+    struct CheckingLegalSet<'r>(RandomDecider<'r>);
+
+    impl Decider for CheckingLegalSet<'_> {
+        fn decide(
+            &mut self,
+            engine: &BlackjackEngine<'_>,
+            state: &RoundState,
+            position: usize,
+            hand: usize,
+        ) -> Option<Decision> {
+            let hands = &state.positions[position].play.hands;
+            for at in 0..=hands.len() {
+                let set = engine.legal_set(hands, at);
+                for d in Decision::ALL {
+                    assert_eq!(
+                        set.contains(d),
+                        engine.is_legal(hands, at, d),
+                        "{d:?} on {at} of {hands:?}"
+                    );
+                }
+            }
+            self.0.decide(engine, state, position, hand)
+        }
+    }
+
+    #[test]
+    fn the_legal_set_is_what_is_legal_says_of_each_decision() {
+        for id in PLANS {
+            let p = plan(id);
+            let e = BlackjackEngine::new(&p).unwrap();
+            let mut rng = crate::rng::stream([25; 32]);
+            let mut cards_rng = crate::rng::stream([26; 32]);
+            let mut shoe = LazyShoe::new(e.rules().shoe);
+            for _ in 0..2000 {
+                let setup = random_setup(&p, &e, &mut rng);
+                shoe.restart();
+                let mut cards = || shoe.next_card(&mut cards_rng);
+                let mut decider = CheckingLegalSet(RandomDecider { rng: &mut rng });
+                e.play_round(&setup, &mut cards, &mut decider).unwrap();
+            }
+        }
+    }
+
     /// A finished dealer hand: random cards or, one time in two, twos and threes for the
     /// first four to seven cards (long hands and many-card busts) and then any card.
     fn dealer_hand(e: &BlackjackEngine<'_>, rng: &mut ChaCha20Rng) -> Vec<Card> {

@@ -393,8 +393,8 @@ impl<'p> BlackjackEngine<'p> {
             }
             return Ok(());
         }
-        for i in 0..play.hands.len() {
-            if !matches!(self.hand_status(&play.hands, i)?, HandStatus::Finished(_)) {
+        for (i, h) in play.hands.iter().enumerate() {
+            if !matches!(self.status_of(&play.hands, h), HandStatus::Finished(_)) {
                 return invalid(format!(
                     "hand {i} ({}) is not finished",
                     self.cards_label(&play.hands[i].cards)
