@@ -118,6 +118,10 @@ impl<'p> BlackjackEngine<'p> {
     /// shoe was last shuffled, all of which fit): [`BlackjackEngine::check_cards_fit_shoe`] for
     /// one more card.
     pub fn check_card_fits_shoe(&self, seen: &[Card], card: Card) -> Result<(), Refusal> {
+        // Fewer cards seen than the shoe's copies of this one: it fits whatever they are.
+        if seen.len() < usize::from(self.rules.shoe.copies_of(card)) {
+            return Ok(());
+        }
         self.check_copies(card, 1 + seen.iter().filter(|&&c| c == card).count())
     }
 

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::hand::{is_natural_pair, is_ten_value};
+use super::hand::{hard_value, is_natural_pair, is_ten_value, value_of_hard, HandValue};
 use super::{code, BlackjackEngine};
 use crate::cards::{Card, Rank};
 use crate::games::Refusal;
@@ -29,8 +29,13 @@ impl<'p> BlackjackEngine<'p> {
         if cards.len() < 2 {
             return DealerAction::Draw;
         }
+        self.dealer_action_on(self.value(cards))
+    }
+
+    /// [`BlackjackEngine::dealer_action`] on two cards or more that count `v`.
+    #[inline]
+    fn dealer_action_on(&self, v: HandValue) -> DealerAction {
         let d = &self.rules.dealer;
-        let v = self.value(cards);
         let draws =
             v.total < d.stand_on || (v.total == d.stand_on && v.soft && d.soft_17 == Soft17::Hit);
         if draws && !v.is_bust() {
@@ -45,8 +50,13 @@ impl<'p> BlackjackEngine<'p> {
     /// end.
     pub fn check_dealer_hand(&self, cards: &[Card]) -> Result<(), Refusal> {
         let clause = &self.rules.dealer.clause;
-        for n in 2..cards.len() {
-            if self.dealer_action(&cards[..n]) == DealerAction::Stand {
+        // The value of each first `n` cards, card by card.
+        let (mut hard, mut has_ace) = (0u8, false);
+        for n in 0..cards.len() {
+            let v = value_of_hard(hard, has_ace, self.rules.ace_counting);
+            hard = hard.saturating_add(hard_value(cards[n]));
+            has_ace |= cards[n].rank == Rank::Ace;
+            if n >= 2 && self.dealer_action_on(v) == DealerAction::Stand {
                 return Err(self.refuse(
                     code::DEALER_HAND_INVALID,
                     format!(
@@ -58,7 +68,10 @@ impl<'p> BlackjackEngine<'p> {
                 ));
             }
         }
-        if self.dealer_action(cards) == DealerAction::Draw {
+        let finished = cards.len() >= 2
+            && self.dealer_action_on(value_of_hard(hard, has_ace, self.rules.ace_counting))
+                == DealerAction::Stand;
+        if !finished {
             return Err(self.refuse(
                 code::DEALER_HAND_INVALID,
                 format!(

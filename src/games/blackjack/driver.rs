@@ -711,16 +711,7 @@ impl<'p> BlackjackEngine<'p> {
 
     /// Settles a complete round: every box's main play, side bets and Bets Behind.
     pub fn settle_round(&self, state: &RoundState) -> Result<RoundSettlement, Refusal> {
-        if !matches!(self.stage(state), Stage::Complete) {
-            return Err(self.refuse(
-                code::ROUND_NOT_COMPLETE,
-                format!(
-                    "the round is not complete: it expects {:?}",
-                    self.next_step(state)
-                ),
-                &self.rules.clause,
-            ));
-        }
+        self.check_complete(state)?;
         let mut positions = Vec::with_capacity(state.positions.len());
         let mut deal: Option<SideBetDeal> = None;
         for p in &state.positions {
@@ -750,6 +741,22 @@ impl<'p> BlackjackEngine<'p> {
             });
         }
         Ok(RoundSettlement { positions })
+    }
+
+    /// Refuses a round that is not complete: what [`BlackjackEngine::settle_round`] checks
+    /// first.
+    pub(super) fn check_complete(&self, state: &RoundState) -> Result<(), Refusal> {
+        if matches!(self.stage(state), Stage::Complete) {
+            return Ok(());
+        }
+        Err(self.refuse(
+            code::ROUND_NOT_COMPLETE,
+            format!(
+                "the round is not complete: it expects {:?}",
+                self.next_step(state)
+            ),
+            &self.rules.clause,
+        ))
     }
 
     /// Plays a whole round: opens it, takes each card from `cards` as the round asks for one,

@@ -11,6 +11,7 @@ use crate::plan::rules::blackjack::AceCounting;
 pub const TWENTY_ONE: u8 = 21;
 
 /// A card's value with every ace counted 1: 2–9 their number, 10, J, Q, K ten.
+#[inline]
 pub fn hard_value(card: Card) -> u8 {
     match card.rank {
         Rank::Ace => 1,
@@ -45,14 +46,23 @@ impl HandValue {
 /// hand counts 11 (two would make 22). This is also how the Czech plans read "dvě esa mají
 /// součet 12 (11+1)": the pair of aces is 12 and every ace stays free to count 1 later, so
 /// A + A + K is 12, not a bust (see their assumption on `rules.blackjack.ace_counting`).
+#[inline]
 pub fn hand_value(cards: &[Card], counting: AceCounting) -> HandValue {
+    // Saturating: a hand is never long enough to overflow, but nothing here trusts that.
+    let (mut hard, mut has_ace) = (0u8, false);
+    for &c in cards {
+        hard = hard.saturating_add(hard_value(c));
+        has_ace |= c.rank == Rank::Ace;
+    }
+    value_of_hard(hard, has_ace, counting)
+}
+
+/// The value of cards whose values add up to `hard` with every ace counted 1, `has_ace`
+/// when one of them is an ace (see [`hand_value`]).
+#[inline]
+pub fn value_of_hard(hard: u8, has_ace: bool, counting: AceCounting) -> HandValue {
     match counting {
         AceCounting::OneOrEleven => {
-            // Saturating: a hand is never long enough to overflow, but nothing here trusts that.
-            let hard = cards
-                .iter()
-                .fold(0u8, |sum, &c| sum.saturating_add(hard_value(c)));
-            let has_ace = cards.iter().any(|c| c.rank == Rank::Ace);
             if has_ace && hard <= TWENTY_ONE - 10 {
                 HandValue {
                     total: hard + 10,

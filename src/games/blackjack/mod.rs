@@ -29,6 +29,9 @@
 //!   [`BlackjackEngine::next_step`] play a whole round from its logged inputs, seated or on a
 //!   common hand; [`BlackjackEngine::settle_round`] settles every stake of it.
 //! - *Basic strategy* ([`strategy`]): [`BasicStrategy`], computed from the plan's rules.
+//! - *Prepared settlement* ([`prepared`]): [`BlackjackEngine::prepare_settlement`] and
+//!   [`BlackjackEngine::settle_round_prepared`], `settle_round` for many rounds of the same
+//!   bets without allocating (the simulation).
 //!
 //! **Hands.** One player's play on one box (or, in a common-hand game, one player's own view
 //! of the common hand) is a `Vec<Hand>`: one hand, or after splits several, in the order they
@@ -58,6 +61,7 @@ pub mod driver;
 mod driver_tests;
 pub mod hand;
 pub mod play;
+pub mod prepared;
 #[cfg(test)]
 mod rules_tests;
 pub mod settle;
@@ -72,7 +76,8 @@ pub use driver::{
     RoundSetup, RoundState,
 };
 pub use hand::{hand_value, HandValue};
-pub use play::{Decision, Hand, HandEnd, HandStatus, Insurer};
+pub use play::{Decision, Hand, HandEnd, HandStatus, Insurer, LegalSet};
+pub use prepared::{BoxPaid, PositionPaid, PreparedSettlement, RoundPaid, StakePaid};
 pub use settle::{BetBehind, BoxPlay, HandResult, Settlement, StakeSettlement};
 pub use shoe::{shuffled_shoe, LazyShoe};
 pub use side_bets::SideBetDeal;

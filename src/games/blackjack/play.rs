@@ -70,6 +70,24 @@ impl Decision {
     ];
 }
 
+/// A set of decisions ([`BlackjackEngine::legal_set`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LegalSet(u8);
+
+impl LegalSet {
+    fn bit(d: Decision) -> u8 {
+        1 << (d as u8)
+    }
+
+    pub fn contains(self, d: Decision) -> bool {
+        self.0 & LegalSet::bit(d) != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
 /// Where a hand stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "status", content = "end", rename_all = "snake_case")]
@@ -142,43 +160,104 @@ impl<'p> BlackjackEngine<'p> {
     /// Where hand `at` of a player's `hands` stands.
     pub fn hand_status(&self, hands: &[Hand], at: usize) -> Result<HandStatus, Refusal> {
         let h = self.hand_at(hands, at)?;
+        Ok(self.status_of(hands, h))
+    }
+
+    /// [`BlackjackEngine::hand_status`] of `h`, one of `hands`.
+    #[inline]
+    pub(super) fn status_of(&self, hands: &[Hand], h: &Hand) -> HandStatus {
         if h.surrendered {
-            return Ok(HandStatus::Finished(HandEnd::Surrendered));
+            return HandStatus::Finished(HandEnd::Surrendered);
         }
         if h.cards.len() < 2 {
-            return Ok(HandStatus::AwaitingCard);
+            return HandStatus::AwaitingCard;
         }
         let v = self.value(&h.cards);
         if v.is_bust() {
-            return Ok(HandStatus::Finished(HandEnd::Bust));
+            return HandStatus::Finished(HandEnd::Bust);
         }
         if h.doubled {
-            let owed = 2 + usize::from(self.rules.double.cards_dealt.unwrap_or(1));
-            return Ok(if h.cards.len() < owed {
+            return if h.cards.len() < self.double_cards_owed() {
                 HandStatus::AwaitingCard
             } else {
                 HandStatus::Finished(HandEnd::Doubled)
-            });
+            };
         }
         if h.stood {
-            return Ok(HandStatus::Finished(HandEnd::Stood));
+            return HandStatus::Finished(HandEnd::Stood);
         }
         if v.total == TWENTY_ONE {
-            return Ok(HandStatus::Finished(HandEnd::TwentyOne));
+            return HandStatus::Finished(HandEnd::TwentyOne);
         }
         if self.split_ace_one_card(h) && !self.may_resplit_aces(hands, h) {
-            return Ok(HandStatus::Finished(HandEnd::SplitAceOneCard));
+            return HandStatus::Finished(HandEnd::SplitAceOneCard);
         }
-        Ok(HandStatus::Deciding)
+        HandStatus::Deciding
     }
 
     /// The first hand of `hands` that is not finished, with its status: whom the dealer
     /// serves next. `None` when the player is done.
     pub fn next_hand(&self, hands: &[Hand]) -> Option<(usize, HandStatus)> {
-        (0..hands.len()).find_map(|i| match self.hand_status(hands, i) {
-            Ok(HandStatus::Finished(_)) | Err(_) => None,
-            Ok(s) => Some((i, s)),
+        hands.iter().enumerate().find_map(|(i, h)| {
+            if self.finished_uncounted(h) {
+                return None;
+            }
+            match self.status_of(hands, h) {
+                HandStatus::Finished(_) => None,
+                s => Some((i, s)),
+            }
         })
+    }
+
+    /// A hand that [`BlackjackEngine::status_of`] finds finished whatever its cards count:
+    /// surrendered, stood (bust or not), or doubled with its cards. What
+    /// [`BlackjackEngine::next_hand`] asks first, without counting the cards.
+    #[inline]
+    fn finished_uncounted(&self, h: &Hand) -> bool {
+        h.surrendered
+            || (h.cards.len() >= 2
+                && if h.doubled {
+                    h.cards.len() >= self.double_cards_owed()
+                } else {
+                    h.stood
+                })
+    }
+
+    /// The cards a doubled hand holds once it has its double's cards.
+    #[inline]
+    fn double_cards_owed(&self) -> usize {
+        2 + usize::from(self.rules.double.cards_dealt.unwrap_or(1))
+    }
+
+    /// Every decision the rules allow on hand `at` now, as a set: what
+    /// [`BlackjackEngine::is_legal`] answers for each decision, with the hand's status found
+    /// once (for strategies and simulations, which ask about several decisions).
+    pub fn legal_set(&self, hands: &[Hand], at: usize) -> LegalSet {
+        let Some(h) = hands.get(at) else {
+            return LegalSet(0);
+        };
+        if self.status_of(hands, h) != HandStatus::Deciding {
+            return LegalSet(0);
+        }
+        let one_card_ace = self.split_ace_one_card(h);
+        let mut set = LegalSet(0);
+        for d in Decision::ALL {
+            // A split ace with its one card: split again or stand.
+            let legal = (!one_card_ace || matches!(d, Decision::Split | Decision::Stand))
+                && match d {
+                    Decision::Hit | Decision::Stand => true,
+                    Decision::Double => self.double_fault(h).is_none(),
+                    Decision::Split => self.split_fault(hands, h).is_none(),
+                    Decision::Surrender => {
+                        !self.surrender_with_blackjack(h)
+                            && self.surrender_fault(hands, h).is_none()
+                    }
+                };
+            if legal {
+                set.0 |= LegalSet::bit(d);
+            }
+        }
+        set
     }
 
     /// Every decision the rules allow on hand `at` now.
@@ -220,17 +299,12 @@ impl<'p> BlackjackEngine<'p> {
         decision: Decision,
     ) -> Result<Option<Fault>, Refusal> {
         let h = self.hand_at(hands, at)?;
-        let r = self.rules;
         // Said before "the hand is over", which a natural also is: the surrender rule is the
         // one a player asking to surrender a blackjack needs to read.
-        if decision == Decision::Surrender
-            && r.surrender.allowed
-            && r.surrender.not_with_blackjack == Some(true)
-            && self.is_blackjack(h)
-        {
+        if decision == Decision::Surrender && self.surrender_with_blackjack(h) {
             return Ok(Some(Fault::SurrenderWithBlackjack));
         }
-        let status = self.hand_status(hands, at)?;
+        let status = self.status_of(hands, h);
         if status != HandStatus::Deciding {
             return Ok(Some(Fault::NotDeciding(status)));
         }
@@ -244,6 +318,12 @@ impl<'p> BlackjackEngine<'p> {
             Decision::Split => self.split_fault(hands, h),
             Decision::Surrender => self.surrender_fault(hands, h),
         })
+    }
+
+    /// A surrender the plan refuses on a blackjack, asked of a blackjack.
+    fn surrender_with_blackjack(&self, h: &Hand) -> bool {
+        let r = self.rules;
+        r.surrender.allowed && r.surrender.not_with_blackjack == Some(true) && self.is_blackjack(h)
     }
 
     fn double_fault(&self, h: &Hand) -> Option<Fault> {
@@ -446,7 +526,8 @@ impl<'p> BlackjackEngine<'p> {
 
     /// Deals `card` to hand `at`: refused when the hand is finished.
     pub fn add_card(&self, hands: &mut [Hand], at: usize, card: Card) -> Result<(), Refusal> {
-        if let HandStatus::Finished(end) = self.hand_status(hands, at)? {
+        let h = self.hand_at(hands, at)?;
+        if let HandStatus::Finished(end) = self.status_of(hands, h) {
             return Err(self.refuse(
                 code::HAND_FINISHED,
                 format!(

@@ -11,6 +11,7 @@ use super::play::{Hand, HandStatus};
 use super::{code, BlackjackEngine};
 use crate::cards::{Card, Rank};
 use crate::games::{Payout, Refusal};
+use crate::plan::model::Payout as PayoutRow;
 use crate::plan::rules::blackjack::{DealerBlackjackTakes, UnfundedDouble, UnfundedSplit};
 
 /// One player's play on one box (or his own view of a common hand), finished.
@@ -157,28 +158,40 @@ impl<'p> BlackjackEngine<'p> {
     /// player's hand is bust. The insurance stake is taken as accepted by
     /// [`BlackjackEngine::check_insurance`].
     pub fn settle_box(&self, play: &BoxPlay, dealer: &[Card]) -> Result<Settlement, Refusal> {
-        self.check_round(play, dealer)?;
-        let mut out = Settlement {
-            results: Vec::new(),
-            stakes: Vec::new(),
+        let mut out = ByName {
+            engine: self,
+            out: Settlement {
+                results: Vec::new(),
+                stakes: Vec::new(),
+            },
         };
+        self.settle_box_into(play, dealer, &mut out)?;
+        Ok(out.out)
+    }
+
+    /// [`BlackjackEngine::settle_box`] into `out`: the one settlement of a box's main play,
+    /// whatever turns a payout row into money ([`StakeSink`]).
+    pub(super) fn settle_box_into<S: StakeSink>(
+        &self,
+        play: &BoxPlay,
+        dealer: &[Card],
+        out: &mut S,
+    ) -> Result<(), Refusal> {
+        self.check_round(play, dealer)?;
         for (i, hand) in play.hands.iter().enumerate() {
             let result = self.hand_result(hand, dealer);
-            out.results.push(result);
-            let base = if i == 0 { "main" } else { "split" };
-            self.settle_hand(
-                &mut out.stakes,
-                i,
-                result,
-                base,
-                play.main_stake_minor,
-                hand.doubled,
-            )?;
+            out.result(result);
+            let base = if i == 0 {
+                PlayBet::Main
+            } else {
+                PlayBet::Split
+            };
+            self.settle_hand(out, i, result, base, play.main_stake_minor, hand.doubled)?;
         }
         if let Some(s) = play.insurance_stake_minor {
-            out.stakes.push(self.settle_insurance(s, dealer)?);
+            self.settle_insurance(out, s, dealer)?;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Settles a Bet Behind on a box: it follows the owner's hands with its own stake (rows
@@ -192,6 +205,26 @@ impl<'p> BlackjackEngine<'p> {
         bet_behind: &BetBehind,
         dealer: &[Card],
     ) -> Result<Settlement, Refusal> {
+        let mut out = ByName {
+            engine: self,
+            out: Settlement {
+                results: Vec::new(),
+                stakes: Vec::new(),
+            },
+        };
+        self.settle_bet_behind_into(owner, bet_behind, dealer, &mut out)?;
+        Ok(out.out)
+    }
+
+    /// [`BlackjackEngine::settle_bet_behind`] into `out` (see
+    /// [`BlackjackEngine::settle_box_into`]).
+    pub(super) fn settle_bet_behind_into<S: StakeSink>(
+        &self,
+        owner: &BoxPlay,
+        bet_behind: &BetBehind,
+        dealer: &[Card],
+        out: &mut S,
+    ) -> Result<(), Refusal> {
         let bb = &self.rules.bet_behind;
         if !bb.allowed {
             return Err(self.refuse(
@@ -233,23 +266,16 @@ impl<'p> BlackjackEngine<'p> {
         if unmatched_double && bb.unfunded_double != Some(UnfundedDouble::OneCardThenStand) {
             return invalid("the plan states no rule for an unmatched double".into());
         }
-        let mut out = Settlement {
-            results: Vec::new(),
-            stakes: Vec::new(),
-        };
         for (i, hand) in owner.hands[..followed].iter().enumerate() {
             let result = self.hand_result(hand, dealer);
-            out.results.push(result);
-            let base = if i == 0 { "bet_behind" } else { "split" };
+            out.result(result);
+            let base = if i == 0 {
+                PlayBet::BetBehind
+            } else {
+                PlayBet::Split
+            };
             let doubled = hand.doubled && bet_behind.doubles_funded.contains(&i);
-            self.settle_hand(
-                &mut out.stakes,
-                i,
-                result,
-                base,
-                bet_behind.stake_minor,
-                doubled,
-            )?;
+            self.settle_hand(out, i, result, base, bet_behind.stake_minor, doubled)?;
         }
         if let Some(s) = bet_behind.insurance_stake_minor {
             if self.rules.insurance.for_bet_behind != Some(true) {
@@ -259,45 +285,45 @@ impl<'p> BlackjackEngine<'p> {
                     &self.rules.insurance.clause,
                 ));
             }
-            out.stakes.push(self.settle_insurance(s, dealer)?);
+            self.settle_insurance(out, s, dealer)?;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The stakes of one hand by its result: `base` (main, bet_behind or split) of `stake`,
     /// and a double of the same stake when `doubled`.
-    fn settle_hand(
+    fn settle_hand<S: StakeSink>(
         &self,
-        out: &mut Vec<StakeSettlement>,
+        out: &mut S,
         i: usize,
         result: HandResult,
-        base: &str,
+        base: PlayBet,
         stake: i64,
         doubled: bool,
     ) -> Result<(), Refusal> {
         let hand = Some(i);
         let takes_all = self.rules.blackjack.dealer_blackjack_takes
             != Some(DealerBlackjackTakes::OriginalStakeOnly);
-        let base_payout = match result {
-            HandResult::Blackjack => self.pay(base, "blackjack", stake, hand)?,
-            HandResult::Win => self.pay(base, "win", stake, hand)?,
-            HandResult::Push => self.pay(base, "push", stake, hand)?,
-            HandResult::Surrendered => self.pay(base, "surrender", stake, hand)?,
-            HandResult::Lose => lose(base, stake, hand),
-            HandResult::LoseToDealerBlackjack if takes_all || base != "split" => {
-                lose(base, stake, hand)
+        match result {
+            HandResult::Blackjack => out.pay(base, PlayRow::Blackjack, stake, hand)?,
+            HandResult::Win => out.pay(base, PlayRow::Win, stake, hand)?,
+            HandResult::Push => out.pay(base, PlayRow::Push, stake, hand)?,
+            HandResult::Surrendered => out.pay(base, PlayRow::Surrender, stake, hand)?,
+            HandResult::Lose => out.lose(base, stake, hand),
+            HandResult::LoseToDealerBlackjack if takes_all || base != PlayBet::Split => {
+                out.lose(base, stake, hand)
             }
             // "original_stake_only": the original stake goes; what a split added comes back.
-            HandResult::LoseToDealerBlackjack => returned(base, stake, hand),
-        };
-        out.push(base_payout);
+            HandResult::LoseToDealerBlackjack => out.returned(base, stake, hand),
+        }
         if doubled {
-            let double_payout = match result {
-                HandResult::Win => self.pay("double", "win", stake, hand)?,
-                HandResult::Push => self.pay("double", "push", stake, hand)?,
-                HandResult::Lose => lose("double", stake, hand),
-                HandResult::LoseToDealerBlackjack if takes_all => lose("double", stake, hand),
-                HandResult::LoseToDealerBlackjack => returned("double", stake, hand),
+            let double = PlayBet::Double;
+            match result {
+                HandResult::Win => out.pay(double, PlayRow::Win, stake, hand)?,
+                HandResult::Push => out.pay(double, PlayRow::Push, stake, hand)?,
+                HandResult::Lose => out.lose(double, stake, hand),
+                HandResult::LoseToDealerBlackjack if takes_all => out.lose(double, stake, hand),
+                HandResult::LoseToDealerBlackjack => out.returned(double, stake, hand),
                 HandResult::Blackjack | HandResult::Surrendered => {
                     return Err(self.refuse(
                         code::PLAY_INVALID,
@@ -305,13 +331,17 @@ impl<'p> BlackjackEngine<'p> {
                         &self.rules.double.clause,
                     ))
                 }
-            };
-            out.push(double_payout);
+            }
         }
         Ok(())
     }
 
-    fn settle_insurance(&self, stake: i64, dealer: &[Card]) -> Result<StakeSettlement, Refusal> {
+    fn settle_insurance<S: StakeSink>(
+        &self,
+        out: &mut S,
+        stake: i64,
+        dealer: &[Card],
+    ) -> Result<(), Refusal> {
         let i = &self.rules.insurance;
         if !i.offered || dealer.first().is_none_or(|c| c.rank != Rank::Ace) {
             return Err(self.refuse(
@@ -321,9 +351,10 @@ impl<'p> BlackjackEngine<'p> {
             ));
         }
         if self.dealer_has_blackjack(dealer) {
-            self.pay("insurance", "win", stake, None)
+            out.pay(PlayBet::Insurance, PlayRow::Win, stake, None)
         } else {
-            Ok(lose("insurance", stake, None))
+            out.lose(PlayBet::Insurance, stake, None);
+            Ok(())
         }
     }
 
@@ -362,8 +393,8 @@ impl<'p> BlackjackEngine<'p> {
             }
             return Ok(());
         }
-        for i in 0..play.hands.len() {
-            if !matches!(self.hand_status(&play.hands, i)?, HandStatus::Finished(_)) {
+        for (i, h) in play.hands.iter().enumerate() {
+            if !matches!(self.status_of(&play.hands, h), HandStatus::Finished(_)) {
                 return invalid(format!(
                     "hand {i} ({}) is not finished",
                     self.cards_label(&play.hands[i].cards)
@@ -384,33 +415,169 @@ impl<'p> BlackjackEngine<'p> {
         stake: i64,
         hand: Option<usize>,
     ) -> Result<StakeSettlement, Refusal> {
-        let limits = self.row(bet)?;
-        let row = self
-            .plan
-            .payouts_for(bet)
-            .find(|p| p.outcome == outcome)
-            .ok_or_else(|| {
-                self.refuse(
-                    code::NO_PAYOUT_ROW,
-                    format!("{} has no payout row {bet}/{outcome}", self.plan.key()),
-                    &limits.clause,
-                )
-            })?;
-        // `pay_row` names the outcome in its messages itself: the bet type is enough here
-        // (and builds no string on the way to a payout).
-        let payout = crate::games::pay_row(self.plan, limits, row, stake, bet)
-            .map_err(|r| r.with_plan(&self.plan.key()))?;
+        let (outcome, returned_minor, win_minor) = self.pay_amounts(bet, outcome, stake)?;
         Ok(StakeSettlement {
             bet: bet_name(bet),
             hand,
-            payout,
+            payout: Payout {
+                stake_minor: stake,
+                returned_minor,
+                win_minor,
+                outcome: outcome.to_string(),
+            },
         })
+    }
+
+    /// [`BlackjackEngine::pay`]'s amounts: the plan's row name (the payout's `outcome`), the
+    /// stake returned and the win, by [`crate::games::pay_row_amounts`] (what
+    /// [`crate::games::pay_row`] pays), with the same refusals.
+    pub(super) fn pay_amounts(
+        &self,
+        bet: &str,
+        outcome: &str,
+        stake: i64,
+    ) -> Result<(&'p str, i64, i64), Refusal> {
+        let limits = self.row(bet)?;
+        let row = self.payout_row(bet, outcome).ok_or_else(|| {
+            self.refuse(
+                code::NO_PAYOUT_ROW,
+                format!("{} has no payout row {bet}/{outcome}", self.plan.key()),
+                &limits.clause,
+            )
+        })?;
+        // `pay_row_amounts` names the outcome in its messages itself: the bet type is enough
+        // here (and builds no string on the way to a payout).
+        let (returned_minor, win_minor) =
+            crate::games::pay_row_amounts(self.plan, limits, row, stake, bet)
+                .map_err(|r| r.with_plan(&self.plan.key()))?;
+        Ok((row.outcome.as_str(), returned_minor, win_minor))
+    }
+
+    /// The plan's payout row `bet`/`outcome`.
+    pub(super) fn payout_row(&self, bet: &str, outcome: &str) -> Option<&'p PayoutRow> {
+        let plan: &'p crate::plan::Plan = self.plan;
+        plan.payouts
+            .iter()
+            .find(|p| p.bet == bet && p.outcome == outcome)
+    }
+}
+
+/// The bet types of a hand's own stakes, which [`BlackjackEngine::settle_box`] and
+/// [`BlackjackEngine::settle_bet_behind`] pay; as `usize`, the index in [`PlayBet::ALL`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PlayBet {
+    Main,
+    BetBehind,
+    Split,
+    Double,
+    Insurance,
+}
+
+impl PlayBet {
+    pub(super) const ALL: [PlayBet; 5] = [
+        PlayBet::Main,
+        PlayBet::BetBehind,
+        PlayBet::Split,
+        PlayBet::Double,
+        PlayBet::Insurance,
+    ];
+
+    /// The bet type's id in the plan (and the vocabulary).
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            PlayBet::Main => "main",
+            PlayBet::BetBehind => "bet_behind",
+            PlayBet::Split => "split",
+            PlayBet::Double => "double",
+            PlayBet::Insurance => "insurance",
+        }
+    }
+}
+
+/// The payout rows a hand's stakes are paid by; as `usize`, the index in [`PlayRow::ALL`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PlayRow {
+    Blackjack,
+    Win,
+    Push,
+    Surrender,
+}
+
+impl PlayRow {
+    pub(super) const ALL: [PlayRow; 4] = [
+        PlayRow::Blackjack,
+        PlayRow::Win,
+        PlayRow::Push,
+        PlayRow::Surrender,
+    ];
+
+    /// The row's outcome name in the plan.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            PlayRow::Blackjack => "blackjack",
+            PlayRow::Win => "win",
+            PlayRow::Push => "push",
+            PlayRow::Surrender => "surrender",
+        }
+    }
+}
+
+/// Where the settlement of a box (or a Bet Behind) goes, stake by stake: the one place the
+/// two settlements differ. [`BlackjackEngine::settle_box`] writes a [`Settlement`], each
+/// payout row looked up by name and paid by [`BlackjackEngine::pay`]; a prepared settlement
+/// ([`super::prepared`]) writes the same amounts from rows read once.
+pub(super) trait StakeSink {
+    /// The next hand's result.
+    fn result(&mut self, result: HandResult);
+    /// A stake of `bet` paid by its row `row`.
+    fn pay(
+        &mut self,
+        bet: PlayBet,
+        row: PlayRow,
+        stake: i64,
+        hand: Option<usize>,
+    ) -> Result<(), Refusal>;
+    /// A stake lost.
+    fn lose(&mut self, bet: PlayBet, stake: i64, hand: Option<usize>);
+    /// A stake handed back by a rule rather than a payout row.
+    fn returned(&mut self, bet: PlayBet, stake: i64, hand: Option<usize>);
+}
+
+/// The service's settlement: [`Settlement`] with each row looked up by name.
+struct ByName<'e, 'p> {
+    engine: &'e BlackjackEngine<'p>,
+    out: Settlement,
+}
+
+impl StakeSink for ByName<'_, '_> {
+    fn result(&mut self, result: HandResult) {
+        self.out.results.push(result);
+    }
+
+    fn pay(
+        &mut self,
+        bet: PlayBet,
+        row: PlayRow,
+        stake: i64,
+        hand: Option<usize>,
+    ) -> Result<(), Refusal> {
+        let paid = self.engine.pay(bet.name(), row.name(), stake, hand)?;
+        self.out.stakes.push(paid);
+        Ok(())
+    }
+
+    fn lose(&mut self, bet: PlayBet, stake: i64, hand: Option<usize>) {
+        self.out.stakes.push(lose(bet.name(), stake, hand));
+    }
+
+    fn returned(&mut self, bet: PlayBet, stake: i64, hand: Option<usize>) {
+        self.out.stakes.push(returned(bet.name(), stake, hand));
     }
 }
 
 /// The vocabulary's own name for bet type `bet` (every bet type of a plan is one of them,
 /// lint sees to it).
-fn bet_name(bet: &str) -> Cow<'static, str> {
+pub(super) fn bet_name(bet: &str) -> Cow<'static, str> {
     crate::plan::rules::blackjack::BETS
         .iter()
         .find(|b| b.id == bet)

@@ -12,7 +12,7 @@
 use rand_chacha::ChaCha20Rng;
 
 use crate::cards::{Card, Shoe};
-use crate::rng::uniform_below;
+use crate::rng::UniformBelow;
 
 /// The plan's shoe shuffled from `seed` ([`crate::rng::shuffled`]), first card dealt first.
 pub fn shuffled_shoe(shoe: Shoe, seed: [u8; 32]) -> Vec<Card> {
@@ -21,17 +21,28 @@ pub fn shuffled_shoe(shoe: Shoe, seed: [u8; 32]) -> Vec<Card> {
 
 /// [`shuffled_shoe`] dealt one card at a time: the `k` first cards of the full shuffle after
 /// `k` steps, drawing the same words from the stream (see the module documentation).
+///
+/// Each step costs no division and no search: step `i`'s draw below `N − i` is prepared once
+/// ([`UniformBelow`], which draws exactly what `uniform_below` draws), and what a position
+/// holds is read from an array stamped with the shuffle it was written in, so that starting a
+/// new shuffle clears nothing.
 #[derive(Debug, Clone)]
 pub struct LazyShoe {
-    /// One deck in canonical order; position `p` of the unshuffled shoe holds `deck[p % 52]`.
-    deck: Vec<Card>,
+    /// The card at each position of the unshuffled shoe (`deck[p mod 52]`).
+    canonical: Vec<Card>,
+    /// Step `i`'s draw, below `len − i`.
+    steps: Vec<UniformBelow>,
     /// Cards in the full shoe.
     len: u32,
     /// The next position to deal.
     step: u32,
-    /// (position, canonical position now there) for the positions at or after `step` that a
-    /// swap has written; every other position still holds its own card.
-    moved: Vec<(u32, u32)>,
+    /// The shuffle in progress, counted from 1: `holds[p]` is valid in this shuffle only when
+    /// `stamp[p] == shuffle`.
+    shuffle: u32,
+    /// The canonical position a swap of this shuffle wrote to position `p`; a position not
+    /// written still holds its own card.
+    holds: Vec<u32>,
+    stamp: Vec<u32>,
 }
 
 impl LazyShoe {
@@ -39,18 +50,29 @@ impl LazyShoe {
         let deck = shoe.deck.cards();
         let len =
             u32::try_from(shoe.total_cards()).expect("a blackjack shoe holds at most 416 cards");
+        let n = len as usize;
         LazyShoe {
-            deck,
+            canonical: (0..n).map(|p| deck[p % deck.len()]).collect(),
+            steps: (0..len).map(|i| UniformBelow::new(len - i)).collect(),
             len,
             step: 0,
-            moved: Vec::new(),
+            shuffle: 1,
+            holds: vec![0; n],
+            stamp: vec![0; n],
         }
     }
 
     /// Starts a new shuffle of the full shoe.
     pub fn restart(&mut self) {
         self.step = 0;
-        self.moved.clear();
+        self.shuffle = match self.shuffle.checked_add(1) {
+            Some(s) => s,
+            None => {
+                // After 2³² − 1 shuffles the stamps start again from a clean slate.
+                self.stamp.fill(0);
+                1
+            }
+        };
     }
 
     /// Cards dealt since the shuffle began.
@@ -58,8 +80,20 @@ impl LazyShoe {
         self.step
     }
 
+    /// What position `p` holds now: its canonical position.
+    #[inline]
+    fn at(&self, p: u32) -> u32 {
+        let i = p as usize;
+        if self.stamp[i] == self.shuffle {
+            self.holds[i]
+        } else {
+            p
+        }
+    }
+
     /// The next card, drawing step `i` of the shuffle from `rng`; `None` when the shoe is
     /// dealt out. The last card takes no draw (the whole shuffle makes `N − 1` steps).
+    #[inline]
     pub fn next_card(&mut self, rng: &mut ChaCha20Rng) -> Option<Card> {
         let i = self.step;
         if i >= self.len {
@@ -68,25 +102,17 @@ impl LazyShoe {
         let j = if i + 1 == self.len {
             i
         } else {
-            i + uniform_below(rng, self.len - i)
+            i + self.steps[i as usize].sample(rng)
         };
-        let at = |moved: &[(u32, u32)], p: u32| {
-            moved.iter().find(|(q, _)| *q == p).map_or(p, |&(_, v)| v)
-        };
-        let drawn = at(&self.moved, j);
+        let drawn = self.at(j);
         // Position j now holds what was at i; position i is final and never read again.
         if j != i {
-            let was_i = at(&self.moved, i);
-            match self.moved.iter_mut().find(|(q, _)| *q == j) {
-                Some(slot) => slot.1 = was_i,
-                None => self.moved.push((j, was_i)),
-            }
-        }
-        if let Some(k) = self.moved.iter().position(|(q, _)| *q == i) {
-            self.moved.swap_remove(k);
+            let was_i = self.at(i);
+            self.holds[j as usize] = was_i;
+            self.stamp[j as usize] = self.shuffle;
         }
         self.step += 1;
-        Some(self.deck[drawn as usize % self.deck.len()])
+        Some(self.canonical[drawn as usize])
     }
 }
 
@@ -127,6 +153,20 @@ mod tests {
                 let dealt: Vec<Card> = std::iter::from_fn(|| lazy.next_card(&mut rng)).collect();
                 assert_eq!(dealt, whole, "{decks} decks, seed {s}");
             }
+        }
+    }
+
+    #[test]
+    fn the_lazy_shoe_deals_the_same_after_its_shuffle_count_wraps() {
+        // The stamps of the last shuffle before the count wraps must not leak into the next.
+        let shoe = Shoe::new(DeckKind::Standard52, 2);
+        let mut lazy = LazyShoe::new(shoe);
+        lazy.shuffle = u32::MAX - 1;
+        for s in 0..3u8 {
+            lazy.restart();
+            let mut rng = crate::rng::stream([s; 32]);
+            let dealt: Vec<Card> = std::iter::from_fn(|| lazy.next_card(&mut rng)).collect();
+            assert_eq!(dealt, shuffled_shoe(shoe, [s; 32]), "seed {s}");
         }
     }
 

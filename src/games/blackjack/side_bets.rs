@@ -41,30 +41,104 @@ impl SideBetDeal {
     pub fn player_blackjack(&self) -> bool {
         is_natural_pair(&self.player_first_two)
     }
+}
 
-    /// The three cards of 21+3, Top 3, Hot 3 and Lucky Lucky.
-    fn three(&self) -> Option<[Card; 3]> {
-        let [a, b] = self.player_first_two;
-        self.dealer.first().map(|&d| [a, b, d])
+/// A side bet's outcome class: an index into [`SideClass::NAMES`], the class names of the
+/// family's vocabulary ([`crate::plan::rules::blackjack::BETS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct SideClass(u8);
+
+impl SideClass {
+    /// Every class a side bet is paid on, by index.
+    pub(super) const NAMES: [&'static str; 27] = [
+        "perfect_pair",
+        "coloured_pair",
+        "mixed_pair",
+        "suited_trips",
+        "straight_flush",
+        "three_of_a_kind",
+        "straight",
+        "flush",
+        "seven_seven_seven",
+        "suited_21",
+        "unsuited_21",
+        "total_20",
+        "total_19",
+        "suited_777",
+        "suited_678",
+        "unsuited_777",
+        "unsuited_678",
+        "any_20",
+        "any_19",
+        "bust_3_cards",
+        "bust_4_cards",
+        "bust_5_cards",
+        "bust_6_cards",
+        "bust_7_cards",
+        "bust_8_plus_cards",
+        "bust_3_or_4_cards",
+        "player_blackjack",
+    ];
+    const PERFECT_PAIR: SideClass = SideClass(0);
+    const COLOURED_PAIR: SideClass = SideClass(1);
+    const MIXED_PAIR: SideClass = SideClass(2);
+    const SUITED_TRIPS: SideClass = SideClass(3);
+    const STRAIGHT_FLUSH: SideClass = SideClass(4);
+    const THREE_OF_A_KIND: SideClass = SideClass(5);
+    const STRAIGHT: SideClass = SideClass(6);
+    const FLUSH: SideClass = SideClass(7);
+    const SEVEN_SEVEN_SEVEN: SideClass = SideClass(8);
+    const SUITED_21: SideClass = SideClass(9);
+    const UNSUITED_21: SideClass = SideClass(10);
+    const TOTAL_20: SideClass = SideClass(11);
+    const TOTAL_19: SideClass = SideClass(12);
+    const SUITED_777: SideClass = SideClass(13);
+    const SUITED_678: SideClass = SideClass(14);
+    const UNSUITED_777: SideClass = SideClass(15);
+    const UNSUITED_678: SideClass = SideClass(16);
+    const ANY_20: SideClass = SideClass(17);
+    const ANY_19: SideClass = SideClass(18);
+    /// `bust_3_cards` … `bust_7_cards` are `BUST_3 + (n − 3)`.
+    const BUST_3: SideClass = SideClass(19);
+    const BUST_8_PLUS: SideClass = SideClass(24);
+    const BUST_3_OR_4: SideClass = SideClass(25);
+    const PLAYER_BLACKJACK: SideClass = SideClass(26);
+
+    pub(super) const COUNT: usize = SideClass::NAMES.len();
+
+    pub(super) fn name(self) -> &'static str {
+        SideClass::NAMES[self.index()]
+    }
+
+    pub(super) fn index(self) -> usize {
+        usize::from(self.0)
     }
 }
 
 /// The pair class of two cards: `perfect_pair`, `coloured_pair`, `mixed_pair`, or none.
 pub fn pair_class(a: Card, b: Card) -> Option<&'static str> {
+    pair_class_of(a, b).map(SideClass::name)
+}
+
+fn pair_class_of(a: Card, b: Card) -> Option<SideClass> {
     if a.rank != b.rank {
         None
     } else if a.suit == b.suit {
-        Some("perfect_pair")
+        Some(SideClass::PERFECT_PAIR)
     } else if a.suit.is_red() == b.suit.is_red() {
-        Some("coloured_pair")
+        Some(SideClass::COLOURED_PAIR)
     } else {
-        Some("mixed_pair")
+        Some(SideClass::MIXED_PAIR)
     }
 }
 
 /// The three-card poker class of 21+3 and Top 3: `suited_trips`, `straight_flush`,
 /// `three_of_a_kind`, `straight`, `flush`, or none.
 pub fn poker3_class(cards: [Card; 3]) -> Option<&'static str> {
+    poker3_class_of(cards).map(SideClass::name)
+}
+
+fn poker3_class_of(cards: [Card; 3]) -> Option<SideClass> {
     let suited = cards.iter().all(|c| c.suit == cards[0].suit);
     let trips = cards.iter().all(|c| c.rank == cards[0].rank);
     let mut n = cards.map(|c| c.rank.number());
@@ -72,13 +146,18 @@ pub fn poker3_class(cards: [Card; 3]) -> Option<&'static str> {
     // A-2-3: the ace counts low.
     let straight = (n[1] == n[0] + 1 && n[2] == n[1] + 1) || n == [2, 3, 14];
     match (trips, straight, suited) {
-        (true, _, true) => Some("suited_trips"),
-        (_, true, true) => Some("straight_flush"),
-        (true, _, false) => Some("three_of_a_kind"),
-        (_, true, false) => Some("straight"),
-        (false, false, true) => Some("flush"),
+        (true, _, true) => Some(SideClass::SUITED_TRIPS),
+        (_, true, true) => Some(SideClass::STRAIGHT_FLUSH),
+        (true, _, false) => Some(SideClass::THREE_OF_A_KIND),
+        (_, true, false) => Some(SideClass::STRAIGHT),
+        (false, false, true) => Some(SideClass::FLUSH),
         (false, false, false) => None,
     }
+}
+
+/// The name of class `class` paid with the player's blackjack (`…_with_player_blackjack`).
+pub(super) fn with_player_blackjack(class: &str) -> String {
+    format!("{class}_with_player_blackjack")
 }
 
 impl<'p> BlackjackEngine<'p> {
@@ -91,46 +170,58 @@ impl<'p> BlackjackEngine<'p> {
         deal: &SideBetDeal,
     ) -> Result<Option<String>, Refusal> {
         let sb = self.side_bet(id)?;
-        self.check_side_bet_cards(sb, deal)?;
-        if sb.on_player_blackjack == PlayerBlackjackEffect::Refund && deal.player_blackjack() {
-            // "Vedlejší sázka Bust It se vrací, pokud má sázející Blackjack."
-            return Ok(Some("player_blackjack".into()));
-        }
-        let class = match sb.cards {
-            SideBetCards::PlayerFirstTwo => {
-                let [a, b] = deal.player_first_two;
-                pair_class(a, b).map(str::to_string)
-            }
-            SideBetCards::DealerFirstTwo => {
-                pair_class(deal.dealer[0], deal.dealer[1]).map(str::to_string)
-            }
-            SideBetCards::PlayerFirstTwoAndDealerFirst => {
-                let three = deal
-                    .three()
-                    .expect("checked: the dealer's first card is dealt");
-                match id {
-                    "hot_3" => self.hot_3_class(three),
-                    "lucky_lucky" => self.lucky_lucky_class(three),
-                    _ => poker3_class(three),
-                }
-                .map(str::to_string)
-            }
-            SideBetCards::DealerFinalHand => self.bust_class(id, &deal.dealer),
-        };
-        let Some(class) = class else {
+        let Some((class, enhanced)) =
+            self.side_bet_class(sb, deal.player_first_two, &deal.dealer)?
+        else {
             return Ok(None);
         };
         // "nejvyšší výhry jsou v kombinaci s blackjackem Sázejícího": the enhanced row where
         // the plan has one for this class.
-        if sb.on_player_blackjack == PlayerBlackjackEffect::EnhancedPayout
-            && deal.player_blackjack()
-        {
-            let enhanced = format!("{class}_with_player_blackjack");
+        if enhanced {
+            let enhanced = with_player_blackjack(class.name());
             if self.has_row(id, &enhanced) {
                 return Ok(Some(enhanced));
             }
         }
-        Ok(Some(class))
+        Ok(Some(class.name().to_string()))
+    }
+
+    /// The class of side bet `sb` on the player's first two cards and the dealer's cards, and
+    /// whether its `…_with_player_blackjack` row applies where the plan has one; `None` when
+    /// it loses. What [`BlackjackEngine::side_bet_outcome`] reads, and a prepared settlement
+    /// ([`super::prepared`]) with it.
+    pub(super) fn side_bet_class(
+        &self,
+        sb: &SideBet,
+        player_first_two: [Card; 2],
+        dealer: &[Card],
+    ) -> Result<Option<(SideClass, bool)>, Refusal> {
+        self.check_side_bet_cards(sb, dealer)?;
+        let player_blackjack = is_natural_pair(&player_first_two);
+        if sb.on_player_blackjack == PlayerBlackjackEffect::Refund && player_blackjack {
+            // "Vedlejší sázka Bust It se vrací, pokud má sázející Blackjack."
+            return Ok(Some((SideClass::PLAYER_BLACKJACK, false)));
+        }
+        let class = match sb.cards {
+            SideBetCards::PlayerFirstTwo => {
+                let [a, b] = player_first_two;
+                pair_class_of(a, b)
+            }
+            SideBetCards::DealerFirstTwo => pair_class_of(dealer[0], dealer[1]),
+            SideBetCards::PlayerFirstTwoAndDealerFirst => {
+                let [a, b] = player_first_two;
+                let three = [a, b, dealer[0]];
+                match sb.id.as_str() {
+                    "hot_3" => self.hot_3_class(three),
+                    "lucky_lucky" => self.lucky_lucky_class(three),
+                    _ => poker3_class_of(three),
+                }
+            }
+            SideBetCards::DealerFinalHand => self.bust_class(&sb.id, dealer),
+        };
+        let enhanced =
+            sb.on_player_blackjack == PlayerBlackjackEffect::EnhancedPayout && player_blackjack;
+        Ok(class.map(|c| (c, enhanced)))
     }
 
     /// Settles side bet `id` of `stake_minor` on `deal` by the plan's row for its class; a
@@ -141,6 +232,15 @@ impl<'p> BlackjackEngine<'p> {
         stake_minor: i64,
         deal: &SideBetDeal,
     ) -> Result<StakeSettlement, Refusal> {
+        self.check_side_bet_stake(id, stake_minor)?;
+        match self.side_bet_outcome(id, deal)? {
+            Some(class) if self.has_row(id, &class) => self.pay(id, &class, stake_minor, None),
+            _ => Ok(lose(id, stake_minor, None)),
+        }
+    }
+
+    /// A side bet's stake is positive.
+    pub(super) fn check_side_bet_stake(&self, id: &str, stake_minor: i64) -> Result<(), Refusal> {
         if stake_minor <= 0 {
             return Err(self.refuse(
                 code::BAD_STAKE,
@@ -148,13 +248,10 @@ impl<'p> BlackjackEngine<'p> {
                 &self.side_bet(id)?.clause,
             ));
         }
-        match self.side_bet_outcome(id, deal)? {
-            Some(class) if self.has_row(id, &class) => self.pay(id, &class, stake_minor, None),
-            _ => Ok(lose(id, stake_minor, None)),
-        }
+        Ok(())
     }
 
-    fn side_bet(&self, id: &str) -> Result<&'p SideBet, Refusal> {
+    pub(super) fn side_bet(&self, id: &str) -> Result<&'p SideBet, Refusal> {
         self.rules
             .side_bets
             .iter()
@@ -178,20 +275,20 @@ impl<'p> BlackjackEngine<'p> {
             })
     }
 
-    fn check_side_bet_cards(&self, sb: &SideBet, deal: &SideBetDeal) -> Result<(), Refusal> {
+    fn check_side_bet_cards(&self, sb: &SideBet, dealer: &[Card]) -> Result<(), Refusal> {
         let need = match sb.cards {
             SideBetCards::PlayerFirstTwo => return Ok(()),
             SideBetCards::PlayerFirstTwoAndDealerFirst => 1,
             SideBetCards::DealerFirstTwo => 2,
-            SideBetCards::DealerFinalHand => return self.check_dealer_hand(&deal.dealer),
+            SideBetCards::DealerFinalHand => return self.check_dealer_hand(dealer),
         };
-        if deal.dealer.len() < need {
+        if dealer.len() < need {
             return Err(self.refuse(
                 code::CARDS_MISSING,
                 format!(
                     "{} is decided on the dealer's first {need} card(s); {} dealt",
                     sb.id,
-                    deal.dealer.len()
+                    dealer.len()
                 ),
                 &sb.clause,
             ));
@@ -201,40 +298,40 @@ impl<'p> BlackjackEngine<'p> {
 
     /// Hot 3: "7-7-7", "Součet 21 karet v barvě", "Součet 21 karet různé barvy", "Součet 20",
     /// "Součet 19".
-    fn hot_3_class(&self, three: [Card; 3]) -> Option<&'static str> {
+    fn hot_3_class(&self, three: [Card; 3]) -> Option<SideClass> {
         let suited = three.iter().all(|c| c.suit == three[0].suit);
         if three.iter().all(|c| c.rank == Rank::Seven) {
-            return Some("seven_seven_seven");
+            return Some(SideClass::SEVEN_SEVEN_SEVEN);
         }
         match self.value(&three).total {
-            TWENTY_ONE if suited => Some("suited_21"),
-            TWENTY_ONE => Some("unsuited_21"),
-            20 => Some("total_20"),
-            19 => Some("total_19"),
+            TWENTY_ONE if suited => Some(SideClass::SUITED_21),
+            TWENTY_ONE => Some(SideClass::UNSUITED_21),
+            20 => Some(SideClass::TOTAL_20),
+            19 => Some(SideClass::TOTAL_19),
             _ => None,
         }
     }
 
     /// Lucky Lucky: "777 v barvě", "678 v barvě", "777", "678", "21 v barvě", "21" (each
     /// "kromě výše uvedených"), "Jakákoliv 20", "Jakákoliv 19".
-    fn lucky_lucky_class(&self, three: [Card; 3]) -> Option<&'static str> {
+    fn lucky_lucky_class(&self, three: [Card; 3]) -> Option<SideClass> {
         let suited = three.iter().all(|c| c.suit == three[0].suit);
         let mut ranks = three.map(|c| c.rank);
         ranks.sort_unstable();
         let sevens = ranks == [Rank::Seven; 3];
         let six_seven_eight = ranks == [Rank::Six, Rank::Seven, Rank::Eight];
         match (sevens, six_seven_eight, suited) {
-            (true, _, true) => return Some("suited_777"),
-            (_, true, true) => return Some("suited_678"),
-            (true, _, false) => return Some("unsuited_777"),
-            (_, true, false) => return Some("unsuited_678"),
+            (true, _, true) => return Some(SideClass::SUITED_777),
+            (_, true, true) => return Some(SideClass::SUITED_678),
+            (true, _, false) => return Some(SideClass::UNSUITED_777),
+            (_, true, false) => return Some(SideClass::UNSUITED_678),
             _ => {}
         }
         match self.value(&three).total {
-            TWENTY_ONE if suited => Some("suited_21"),
-            TWENTY_ONE => Some("unsuited_21"),
-            20 => Some("any_20"),
-            19 => Some("any_19"),
+            TWENTY_ONE if suited => Some(SideClass::SUITED_21),
+            TWENTY_ONE => Some(SideClass::UNSUITED_21),
+            20 => Some(SideClass::ANY_20),
+            19 => Some(SideClass::ANY_19),
             _ => None,
         }
     }
@@ -242,20 +339,21 @@ impl<'p> BlackjackEngine<'p> {
     /// Bust It and Buster: the dealer busts, classed by his number of cards in the bet's own
     /// classes (Bust It "přes limit se 3 kartami" … "s 8 a více kartami"; Buster "3 nebo 4
     /// karty" … "8+ karet").
-    fn bust_class(&self, id: &str, dealer: &[Card]) -> Option<String> {
+    fn bust_class(&self, id: &str, dealer: &[Card]) -> Option<SideClass> {
         if !self.value(dealer).is_bust() {
             return None;
         }
-        let n = dealer.len();
-        let class = match (id, n) {
-            (_, 8..) => "bust_8_plus_cards".to_string(),
-            ("buster", 3 | 4) => "bust_3_or_4_cards".to_string(),
-            (_, n) => format!("bust_{n}_cards"),
+        // Two cards never bust: a bust hand holds three cards or more.
+        let class = match (id, dealer.len()) {
+            (_, 8..) => SideClass::BUST_8_PLUS,
+            ("buster", 3 | 4) => SideClass::BUST_3_OR_4,
+            (_, n @ 3..=7) => SideClass(SideClass::BUST_3.0 + (n - 3) as u8),
+            (_, _) => return None,
         };
         Some(class)
     }
 
-    fn has_row(&self, bet: &str, outcome: &str) -> bool {
+    pub(super) fn has_row(&self, bet: &str, outcome: &str) -> bool {
         self.plan.payouts_for(bet).any(|p| p.outcome == outcome)
     }
 }

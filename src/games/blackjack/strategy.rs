@@ -20,7 +20,8 @@
 //!   refund against it where `surrender.refund_kept_if_dealer_blackjack` (early surrender);
 //! - a split plays each hand by the same tables, with the plan's double after split, double
 //!   totals, split-ace rule, re-split limit (`split.max_hands`) and re-split of aces;
-//! - every decision is checked with [`BlackjackEngine::is_legal`] before it is chosen (stand
+//! - every decision is checked legal ([`BlackjackEngine::legal_set`], what
+//!   [`BlackjackEngine::is_legal`] answers) before it is chosen (stand
 //!   is always legal on a hand that awaits a decision), so the strategy takes only what the
 //!   engine accepts. Insurance is never taken ("Never take insurance or even money").
 //!
@@ -404,18 +405,19 @@ impl BasicStrategy {
         let Some(h) = hands.get(at) else {
             return Decision::Stand;
         };
-        let hard = h
-            .cards
-            .iter()
-            .map(|&c| usize::from(hard_value(c)))
-            .sum::<usize>()
-            .min(21);
-        let ace = usize::from(h.cards.iter().any(|c| c.rank == Rank::Ace));
+        let (mut hard, mut has_ace) = (0usize, false);
+        for &c in &h.cards {
+            hard += usize::from(hard_value(c));
+            has_ace |= c.rank == Rank::Ace;
+        }
+        let ace = usize::from(has_ace);
         let t = usize::from(engine.value(&h.cards).total).min(21);
+        let hard = hard.min(21);
         let u = column(up);
+        let legal = engine.legal_set(hands, at);
         let mut best = (Decision::Stand, self.stand[u][t]);
         let mut consider = |d: Decision, ev: f64| {
-            if ev > best.1 && engine.is_legal(hands, at, d) {
+            if ev > best.1 && legal.contains(d) {
                 best = (d, ev);
             }
         };
