@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::hand::HandValue;
 use super::play::{Hand, HandStatus};
 use super::{code, BlackjackEngine};
 use crate::cards::{Card, Rank};
@@ -106,8 +107,16 @@ impl<'p> BlackjackEngine<'p> {
     /// dealer blackjack beats every other hand, a 21 of three cards included where
     /// `dealer_blackjack_beats_player_21`. Otherwise the higher total wins, equal totals push.
     pub fn hand_result(&self, hand: &Hand, dealer: &[Card]) -> HandResult {
+        self.result_against(hand, &DealerHand::of(self, dealer))
+    }
+
+    /// [`BlackjackEngine::hand_result`] against the dealer's hand read once.
+    fn result_against(&self, hand: &Hand, dealer: &DealerHand) -> HandResult {
         let r = self.rules;
-        let dealer_bj = self.dealer_has_blackjack(dealer);
+        let DealerHand {
+            blackjack: dealer_bj,
+            value: dealer_v,
+        } = *dealer;
         if hand.surrendered {
             return if dealer_bj && r.surrender.refund_kept_if_dealer_blackjack == Some(false) {
                 HandResult::LoseToDealerBlackjack
@@ -116,7 +125,6 @@ impl<'p> BlackjackEngine<'p> {
             };
         }
         let player = self.value(&hand.cards);
-        let dealer_v = self.value(dealer);
         if player.is_bust() {
             return if dealer_v.is_bust() && !r.player_bust_loses_even_if_dealer_busts {
                 HandResult::Push
@@ -178,8 +186,9 @@ impl<'p> BlackjackEngine<'p> {
         out: &mut S,
     ) -> Result<(), Refusal> {
         self.check_round(play, dealer)?;
+        let dealer_hand = DealerHand::of(self, dealer);
         for (i, hand) in play.hands.iter().enumerate() {
-            let result = self.hand_result(hand, dealer);
+            let result = self.result_against(hand, &dealer_hand);
             out.result(result);
             let base = if i == 0 {
                 PlayBet::Main
@@ -266,8 +275,9 @@ impl<'p> BlackjackEngine<'p> {
         if unmatched_double && bb.unfunded_double != Some(UnfundedDouble::OneCardThenStand) {
             return invalid("the plan states no rule for an unmatched double".into());
         }
+        let dealer_hand = DealerHand::of(self, dealer);
         for (i, hand) in owner.hands[..followed].iter().enumerate() {
-            let result = self.hand_result(hand, dealer);
+            let result = self.result_against(hand, &dealer_hand);
             out.result(result);
             let base = if i == 0 {
                 PlayBet::BetBehind
@@ -459,6 +469,22 @@ impl<'p> BlackjackEngine<'p> {
         plan.payouts
             .iter()
             .find(|p| p.bet == bet && p.outcome == outcome)
+    }
+}
+
+/// What every hand's result reads of the dealer's finished hand.
+#[derive(Debug, Clone, Copy)]
+struct DealerHand {
+    blackjack: bool,
+    value: HandValue,
+}
+
+impl DealerHand {
+    fn of(engine: &BlackjackEngine<'_>, dealer: &[Card]) -> DealerHand {
+        DealerHand {
+            blackjack: engine.dealer_has_blackjack(dealer),
+            value: engine.value(dealer),
+        }
     }
 }
 

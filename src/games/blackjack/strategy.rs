@@ -20,8 +20,7 @@
 //!   refund against it where `surrender.refund_kept_if_dealer_blackjack` (early surrender);
 //! - a split plays each hand by the same tables, with the plan's double after split, double
 //!   totals, split-ace rule, re-split limit (`split.max_hands`) and re-split of aces;
-//! - every decision is checked legal ([`BlackjackEngine::legal_set`], what
-//!   [`BlackjackEngine::is_legal`] answers) before it is chosen (stand
+//! - every decision is checked with [`BlackjackEngine::is_legal`] before it is chosen (stand
 //!   is always legal on a hand that awaits a decision), so the strategy takes only what the
 //!   engine accepts. Insurance is never taken ("Never take insurance or even money").
 //!
@@ -414,10 +413,9 @@ impl BasicStrategy {
         let t = usize::from(engine.value(&h.cards).total).min(21);
         let hard = hard.min(21);
         let u = column(up);
-        let legal = engine.legal_set(hands, at);
         let mut best = (Decision::Stand, self.stand[u][t]);
         let mut consider = |d: Decision, ev: f64| {
-            if ev > best.1 && legal.contains(d) {
+            if ev > best.1 && engine.is_legal(hands, at, d) {
                 best = (d, ev);
             }
         };
