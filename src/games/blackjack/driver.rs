@@ -833,11 +833,12 @@ impl<'p> BlackjackEngine<'p> {
                             if let Some((h, HandStatus::Deciding)) =
                                 self.current_hand(&state.positions[i])
                             {
-                                let stage = self.stage(state);
-                                self.decide_with(state, i, h, decider, stage)?;
+                                let now = self.players_stage(state, 0);
+                                debug_assert_eq!(now, self.stage(state));
+                                self.decide_with(state, i, h, decider, now)?;
                             }
                         }
-                        stage = self.stage(state);
+                        stage = self.stage_after(state, stage);
                     } else {
                         self.decide_with(state, position, hand, decider, stage)?;
                         stage = self.stage_after(state, stage);
@@ -984,12 +985,12 @@ impl<'p> BlackjackEngine<'p> {
         }
     }
 
-    /// The stage after a card or a seated player's decision was applied at stage `before`:
-    /// what [`BlackjackEngine::stage`] computes from the state, reading only what the input
-    /// can have changed. After the dealer's card only his hand (the players are done, the
-    /// first pass, the insurance and the peek are behind). After a seated box's card or
-    /// decision the boxes from that one on (the boxes before it were done, and the input did
-    /// not touch them).
+    /// The stage after a card or a player's decision was applied at stage `before`: what
+    /// [`BlackjackEngine::stage`] computes from the state, reading only what the input can
+    /// have changed. After the dealer's card only his hand (the players are done, the first
+    /// pass, the insurance and the peek are behind). After a player's card or decision the
+    /// players (the first pass, the insurance and the peek are behind), in a seated game
+    /// from that box on (the boxes before it were done, and the input did not touch them).
     fn stage_after(&self, state: &RoundState, before: Stage) -> Stage {
         let stage = match before {
             Stage::DealerDraws => self.dealer_stage(&state.dealer),
@@ -999,6 +1000,8 @@ impl<'p> BlackjackEngine<'p> {
                     to: CardTo::Hand { position, .. },
                 },
             ) if !self.is_common_hand() => self.players_stage(state, position),
+            // A common hand's players are all read again.
+            Stage::Players(_) => self.players_stage(state, 0),
             _ => self.stage(state),
         };
         debug_assert_eq!(stage, self.stage(state), "stage_after {before:?}");

@@ -173,19 +173,22 @@ impl<'p> BlackjackEngine<'p> {
                 stakes: Vec::new(),
             },
         };
-        self.settle_box_into(play, dealer, &mut out)?;
+        self.settle_box_into(play, dealer, false, &mut out)?;
         Ok(out.out)
     }
 
     /// [`BlackjackEngine::settle_box`] into `out`: the one settlement of a box's main play,
     /// whatever turns a payout row into money ([`StakeSink`]).
+    /// `dealer_checked`: the caller has checked the dealer's hand
+    /// ([`BlackjackEngine::check_dealer_hand`], the first check here) for this settlement.
     pub(super) fn settle_box_into<S: StakeSink>(
         &self,
         play: &BoxPlay,
         dealer: &[Card],
+        dealer_checked: bool,
         out: &mut S,
     ) -> Result<(), Refusal> {
-        self.check_round(play, dealer)?;
+        self.check_round(play, dealer, dealer_checked)?;
         let dealer_hand = DealerHand::of(self, dealer);
         for (i, hand) in play.hands.iter().enumerate() {
             let result = self.result_against(hand, &dealer_hand);
@@ -221,7 +224,7 @@ impl<'p> BlackjackEngine<'p> {
                 stakes: Vec::new(),
             },
         };
-        self.settle_bet_behind_into(owner, bet_behind, dealer, &mut out)?;
+        self.settle_bet_behind_into(owner, bet_behind, dealer, false, &mut out)?;
         Ok(out.out)
     }
 
@@ -232,6 +235,7 @@ impl<'p> BlackjackEngine<'p> {
         owner: &BoxPlay,
         bet_behind: &BetBehind,
         dealer: &[Card],
+        dealer_checked: bool,
         out: &mut S,
     ) -> Result<(), Refusal> {
         let bb = &self.rules.bet_behind;
@@ -242,7 +246,7 @@ impl<'p> BlackjackEngine<'p> {
                 &bb.clause,
             ));
         }
-        self.check_round(owner, dealer)?;
+        self.check_round(owner, dealer, dealer_checked)?;
         let invalid = |m: String| Err(self.refuse(code::PLAY_INVALID, m, &bb.clause));
         if bet_behind.stake_minor <= 0 {
             return invalid(format!(
@@ -370,8 +374,16 @@ impl<'p> BlackjackEngine<'p> {
 
     /// The dealer's hand is finished by the rules, and the box's hands are a finished play (or
     /// an unplayed first two cards when the round ended at the peek).
-    fn check_round(&self, play: &BoxPlay, dealer: &[Card]) -> Result<(), Refusal> {
-        self.check_dealer_hand(dealer)?;
+    /// The dealer's hand is checked first, unless `dealer_checked` (the caller checked it).
+    fn check_round(
+        &self,
+        play: &BoxPlay,
+        dealer: &[Card],
+        dealer_checked: bool,
+    ) -> Result<(), Refusal> {
+        if !dealer_checked {
+            self.check_dealer_hand(dealer)?;
+        }
         let invalid = |m: String| Err(self.refuse(code::PLAY_INVALID, m, &self.rules.clause));
         if play.main_stake_minor <= 0 {
             return invalid(format!(
