@@ -91,6 +91,7 @@ impl<'p> BlackjackEngine<'p> {
 
     /// Card `i` (from 0) of a first pass to `hands` hands, in the order of
     /// [`BlackjackEngine::first_pass`]; `None` past its last card.
+    #[inline]
     pub fn first_pass_slot(&self, hands: usize, i: usize) -> Option<FirstPassSlot> {
         let slot = match i {
             i if i < hands => FirstPassSlot::Hand(i),
@@ -117,21 +118,33 @@ impl<'p> BlackjackEngine<'p> {
     /// Whether `card` can come out of the plan's shoe after `seen` (every card seen since the
     /// shoe was last shuffled, all of which fit): [`BlackjackEngine::check_cards_fit_shoe`] for
     /// one more card.
+    #[inline]
     pub fn check_card_fits_shoe(&self, seen: &[Card], card: Card) -> Result<(), Refusal> {
         // Fewer cards seen than the shoe's copies of this one: it fits whatever they are.
         if seen.len() < usize::from(self.rules.shoe.copies_of(card)) {
             return Ok(());
         }
-        self.check_copies(card, 1 + seen.iter().filter(|&&c| c == card).count())
+        // Cards compared as one 16-bit word each (rank and suit), which the compiler counts
+        // without a branch per card.
+        let key = |c: &Card| u16::from_le_bytes([c.rank as u8, c.suit as u8]);
+        let card_key = key(&card);
+        let times = seen.iter().filter(|c| key(c) == card_key).count();
+        self.check_copies(card, 1 + times)
     }
 
     /// `card` seen `times` since the shuffle: no more often than the plan's decks hold it.
+    #[inline]
     fn check_copies(&self, card: Card, times: usize) -> Result<(), Refusal> {
-        let shoe = self.rules.shoe;
-        if times <= usize::from(shoe.copies_of(card)) {
+        if times <= usize::from(self.rules.shoe.copies_of(card)) {
             return Ok(());
         }
-        Err(self.refuse(
+        Err(self.too_many_copies(card, times))
+    }
+
+    #[cold]
+    fn too_many_copies(&self, card: Card, times: usize) -> Refusal {
+        let shoe = self.rules.shoe;
+        self.refuse(
             code::CARD_NOT_IN_SHOE,
             format!(
                 "{card} seen {times} times since the shuffle; a shoe of {} decks holds it {} times",
@@ -139,7 +152,7 @@ impl<'p> BlackjackEngine<'p> {
                 shoe.copies_of(card)
             ),
             &self.rules.clause,
-        ))
+        )
     }
 
     /// Whether a player's blackjack is paid as soon as it is dealt, before the dealer plays:

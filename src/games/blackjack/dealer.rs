@@ -25,6 +25,7 @@ impl<'p> BlackjackEngine<'p> {
     /// pouze jednu"). Then he draws below `dealer.stand_on`, and on a soft `stand_on` only
     /// where `soft_17 = "hit"` ("krupiér musí kartu eso vždy počítat s hodnotou 11 a další
     /// kartu tedy již vzít nesmí" is `stand`).
+    #[inline]
     pub fn dealer_action(&self, cards: &[Card]) -> DealerAction {
         if cards.len() < 2 {
             return DealerAction::Draw;
@@ -87,6 +88,7 @@ impl<'p> BlackjackEngine<'p> {
     /// The dealer's blackjack: a natural on his first two cards (with `hole_card = "none"`,
     /// the first card and the first drawn after the players). `cards` is his finished hand or
     /// at least its first two cards.
+    #[inline]
     pub fn dealer_has_blackjack(&self, cards: &[Card]) -> bool {
         cards.len() >= 2 && is_natural_pair(&cards[..2])
     }
@@ -95,6 +97,7 @@ impl<'p> BlackjackEngine<'p> {
     /// peeking dealer (`hole_card = "peek"`) whose up card is in `peek_on`. A blackjack found
     /// then ends the round before any double, split or surrender ("Dealer peeks for
     /// blackjack (US)").
+    #[inline]
     pub fn dealer_peeks(&self, up: Card) -> bool {
         let d = &self.rules.dealer;
         d.hole_card == HoleCard::Peek
@@ -107,6 +110,7 @@ impl<'p> BlackjackEngine<'p> {
 
     /// Whether the round ended at the peek: the dealer peeked on `dealer[0]` and holds a
     /// blackjack, so no player's hand was played.
+    #[inline]
     pub fn ended_at_peek(&self, dealer: &[Card]) -> bool {
         dealer
             .first()
@@ -115,6 +119,7 @@ impl<'p> BlackjackEngine<'p> {
 
     /// Cards the dealer holds in the first pass: two with a hole card, one without ("bankéř
     /// pouze jednu").
+    #[inline]
     pub fn dealer_first_pass_cards(&self) -> usize {
         match self.rules.dealer.hole_card {
             HoleCard::Peek | HoleCard::RevealedAfterPlayers => 2,

@@ -332,7 +332,7 @@ impl Decider for Script {
 }
 
 /// Where the round is: the phase and, within it, what comes next.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
     FirstPass(FirstPassSlot),
     Insurance,
@@ -501,6 +501,7 @@ impl<'p> BlackjackEngine<'p> {
         self.next_of(self.stage(state))
     }
 
+    #[inline]
     fn next_of(&self, stage: Stage) -> Next {
         match stage {
             Stage::FirstPass(to) => Next::Card {
@@ -790,9 +791,11 @@ impl<'p> BlackjackEngine<'p> {
         C: FnMut() -> Option<Card>,
         D: Decider + ?Sized,
     {
+        // The stage is computed once per step and handed to the input it expects; after a
+        // card or a seated player's decision, from what that input can have changed
+        // (`stage_after`).
+        let mut stage = self.stage(state);
         loop {
-            // The stage is computed once per step and handed to the input it expects.
-            let stage = self.stage(state);
             match self.next_of(stage) {
                 Next::Card { .. } => {
                     let card = cards().ok_or_else(|| {
@@ -802,7 +805,9 @@ impl<'p> BlackjackEngine<'p> {
                             &self.rules.clause,
                         )
                     })?;
-                    self.apply_at(state, &Input::Card { card }, stage)?;
+                    // What `apply_at` does with a card.
+                    self.apply_card(state, card, stage)?;
+                    stage = self.stage_after(state, stage);
                 }
                 Next::Insurance => {
                     for (position, bet_behind) in self.pending_insurance(state) {
@@ -819,6 +824,7 @@ impl<'p> BlackjackEngine<'p> {
                         };
                         self.apply(state, &input)?;
                     }
+                    stage = self.stage(state);
                 }
                 Next::Decision { position, hand } => {
                     if self.is_common_hand() {
@@ -827,12 +833,15 @@ impl<'p> BlackjackEngine<'p> {
                             if let Some((h, HandStatus::Deciding)) =
                                 self.current_hand(&state.positions[i])
                             {
-                                let stage = self.stage(state);
-                                self.decide_with(state, i, h, decider, stage)?;
+                                let now = self.players_stage(state, 0);
+                                debug_assert_eq!(now, self.stage(state));
+                                self.decide_with(state, i, h, decider, now)?;
                             }
                         }
+                        stage = self.stage_after(state, stage);
                     } else {
                         self.decide_with(state, position, hand, decider, stage)?;
+                        stage = self.stage_after(state, stage);
                     }
                 }
                 Next::Complete => return Ok(()),
@@ -918,6 +927,13 @@ impl<'p> BlackjackEngine<'p> {
         if self.ended_at_peek(&state.dealer) {
             return Stage::Complete;
         }
+        self.players_stage(state, 0)
+    }
+
+    /// [`BlackjackEngine::stage`] once the first pass, the insurance offer and the peek are
+    /// behind: the first position from `from` on that is still playing (every one before
+    /// `from` is done), else the dealer.
+    fn players_stage(&self, state: &RoundState, from: usize) -> Stage {
         if self.rules.seating.model == SeatingModel::CommonHand {
             let mut awaits_card = false;
             for (i, p) in state.positions.iter().enumerate() {
@@ -938,7 +954,7 @@ impl<'p> BlackjackEngine<'p> {
                 });
             }
         } else {
-            for (i, p) in state.positions.iter().enumerate() {
+            for (i, p) in state.positions.iter().enumerate().skip(from) {
                 match self.current_hand(p) {
                     Some((h, HandStatus::Deciding)) => {
                         return Stage::Players(Next::Decision {
@@ -958,15 +974,44 @@ impl<'p> BlackjackEngine<'p> {
                 }
             }
         }
-        match self.dealer_action(&state.dealer) {
+        self.dealer_stage(&state.dealer)
+    }
+
+    /// The stage once every player is done: the dealer draws, or the round is complete.
+    fn dealer_stage(&self, dealer: &[Card]) -> Stage {
+        match self.dealer_action(dealer) {
             DealerAction::Draw => Stage::DealerDraws,
             DealerAction::Stand => Stage::Complete,
         }
     }
 
+    /// The stage after a card or a player's decision was applied at stage `before`: what
+    /// [`BlackjackEngine::stage`] computes from the state, reading only what the input can
+    /// have changed. After the dealer's card only his hand (the players are done, the first
+    /// pass, the insurance and the peek are behind). After a player's card or decision the
+    /// players (the first pass, the insurance and the peek are behind), in a seated game
+    /// from that box on (the boxes before it were done, and the input did not touch them).
+    fn stage_after(&self, state: &RoundState, before: Stage) -> Stage {
+        let stage = match before {
+            Stage::DealerDraws => self.dealer_stage(&state.dealer),
+            Stage::Players(
+                Next::Decision { position, .. }
+                | Next::Card {
+                    to: CardTo::Hand { position, .. },
+                },
+            ) if !self.is_common_hand() => self.players_stage(state, position),
+            // A common hand's players are all read again.
+            Stage::Players(_) => self.players_stage(state, 0),
+            _ => self.stage(state),
+        };
+        debug_assert_eq!(stage, self.stage(state), "stage_after {before:?}");
+        stage
+    }
+
     /// The hand of a position the round serves now, and what it awaits: the hand that has
     /// just hit awaits its card (the hand itself does not show a hit), else the engine's
     /// [`BlackjackEngine::next_hand`]. `None` when all its hands are finished.
+    #[inline]
     fn current_hand(&self, p: &PositionState) -> Option<(usize, HandStatus)> {
         match p.hit_pending {
             Some(h) => Some((h, HandStatus::AwaitingCard)),
@@ -974,10 +1019,12 @@ impl<'p> BlackjackEngine<'p> {
         }
     }
 
+    #[inline]
     fn is_common_hand(&self) -> bool {
         self.rules.seating.model == SeatingModel::CommonHand
     }
 
+    #[inline]
     fn insurance_offered_on(&self, up: Card) -> bool {
         self.rules.insurance.offered && up.rank == Rank::Ace
     }

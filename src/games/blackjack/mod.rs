@@ -216,6 +216,7 @@ impl<'p> BlackjackEngine<'p> {
     }
 
     /// The value of `cards` by the plan's ace counting.
+    #[inline]
     pub fn value(&self, cards: &[crate::cards::Card]) -> HandValue {
         hand_value(cards, self.rules.ace_counting)
     }
@@ -367,6 +368,10 @@ impl<'p> BlackjackEngine<'p> {
         ratio.apply(stake_minor, self.plan.plan.rounding)
     }
 
+    /// A refusal with the plan and the clause. Cold: the rounds that are played are the
+    /// ones without one.
+    #[cold]
+    #[inline(never)]
     fn refuse(&self, code: &str, message: impl Into<String>, clause: &str) -> Refusal {
         Refusal::new(code, message)
             .with_plan(&self.plan.key())

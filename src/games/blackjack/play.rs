@@ -151,6 +151,7 @@ impl<'p> BlackjackEngine<'p> {
     /// Whether hand `at` of `hands` is a blackjack: a natural on the original two cards, or on
     /// a split hand only where the plan says so (`blackjack.after_split_is_blackjack`; "Po
     /// rozdělení není možné sestavit nejlepší hand „blackjack“").
+    #[inline]
     pub fn is_blackjack(&self, hand: &Hand) -> bool {
         is_natural_pair(&hand.cards)
             && !hand.doubled
@@ -197,6 +198,7 @@ impl<'p> BlackjackEngine<'p> {
 
     /// The first hand of `hands` that is not finished, with its status: whom the dealer
     /// serves next. `None` when the player is done.
+    #[inline]
     pub fn next_hand(&self, hands: &[Hand]) -> Option<(usize, HandStatus)> {
         hands.iter().enumerate().find_map(|(i, h)| {
             if self.finished_uncounted(h) {
@@ -270,6 +272,7 @@ impl<'p> BlackjackEngine<'p> {
 
     /// Whether the rules allow `decision` on hand `at` now: [`BlackjackEngine::check_decision`]
     /// without building the refusal, for strategies and simulations that ask often.
+    #[inline]
     pub fn is_legal(&self, hands: &[Hand], at: usize, decision: Decision) -> bool {
         matches!(self.decision_fault(hands, at, decision), Ok(None))
     }
@@ -669,6 +672,7 @@ impl<'p> BlackjackEngine<'p> {
     }
 
     /// A split ace that has had its one card, where split aces get one card only.
+    #[inline]
     fn split_ace_one_card(&self, h: &Hand) -> bool {
         self.rules.split.aces_one_card == Some(true) && h.is_split_ace() && h.cards.len() >= 2
     }
@@ -730,6 +734,7 @@ impl<'p> BlackjackEngine<'p> {
         )
     }
 
+    #[inline]
     fn hand_at<'h>(&self, hands: &'h [Hand], at: usize) -> Result<&'h Hand, Refusal> {
         hands.get(at).ok_or_else(|| {
             self.refuse(

@@ -266,6 +266,11 @@ impl<'p> BlackjackEngine<'p> {
         out: &mut RoundPaid<'p>,
     ) -> Result<(), Refusal> {
         self.check_complete(state)?;
+        // Each box's settlement checks the dealer's hand first: once is enough (the same
+        // refusal, before any other of the first box).
+        if !state.positions.is_empty() {
+            self.check_dealer_hand(&state.dealer)?;
+        }
         out.positions
             .resize_with(state.positions.len(), PositionPaid::default);
         for (p, o) in state.positions.iter().zip(&mut out.positions) {
@@ -273,6 +278,7 @@ impl<'p> BlackjackEngine<'p> {
             self.settle_box_into(
                 &p.play,
                 &state.dealer,
+                true,
                 &mut Prepared {
                     engine: self,
                     prepared,
@@ -302,6 +308,7 @@ impl<'p> BlackjackEngine<'p> {
                     &p.play,
                     &bb.bet,
                     &state.dealer,
+                    true,
                     &mut Prepared {
                         engine: self,
                         prepared,

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::hand::HandValue;
 use super::play::{Hand, HandStatus};
 use super::{code, BlackjackEngine};
 use crate::cards::{Card, Rank};
@@ -106,8 +107,16 @@ impl<'p> BlackjackEngine<'p> {
     /// dealer blackjack beats every other hand, a 21 of three cards included where
     /// `dealer_blackjack_beats_player_21`. Otherwise the higher total wins, equal totals push.
     pub fn hand_result(&self, hand: &Hand, dealer: &[Card]) -> HandResult {
+        self.result_against(hand, &DealerHand::of(self, dealer))
+    }
+
+    /// [`BlackjackEngine::hand_result`] against the dealer's hand read once.
+    fn result_against(&self, hand: &Hand, dealer: &DealerHand) -> HandResult {
         let r = self.rules;
-        let dealer_bj = self.dealer_has_blackjack(dealer);
+        let DealerHand {
+            blackjack: dealer_bj,
+            value: dealer_v,
+        } = *dealer;
         if hand.surrendered {
             return if dealer_bj && r.surrender.refund_kept_if_dealer_blackjack == Some(false) {
                 HandResult::LoseToDealerBlackjack
@@ -116,7 +125,6 @@ impl<'p> BlackjackEngine<'p> {
             };
         }
         let player = self.value(&hand.cards);
-        let dealer_v = self.value(dealer);
         if player.is_bust() {
             return if dealer_v.is_bust() && !r.player_bust_loses_even_if_dealer_busts {
                 HandResult::Push
@@ -165,21 +173,25 @@ impl<'p> BlackjackEngine<'p> {
                 stakes: Vec::new(),
             },
         };
-        self.settle_box_into(play, dealer, &mut out)?;
+        self.settle_box_into(play, dealer, false, &mut out)?;
         Ok(out.out)
     }
 
     /// [`BlackjackEngine::settle_box`] into `out`: the one settlement of a box's main play,
     /// whatever turns a payout row into money ([`StakeSink`]).
+    /// `dealer_checked`: the caller has checked the dealer's hand
+    /// ([`BlackjackEngine::check_dealer_hand`], the first check here) for this settlement.
     pub(super) fn settle_box_into<S: StakeSink>(
         &self,
         play: &BoxPlay,
         dealer: &[Card],
+        dealer_checked: bool,
         out: &mut S,
     ) -> Result<(), Refusal> {
-        self.check_round(play, dealer)?;
+        self.check_round(play, dealer, dealer_checked)?;
+        let dealer_hand = DealerHand::of(self, dealer);
         for (i, hand) in play.hands.iter().enumerate() {
-            let result = self.hand_result(hand, dealer);
+            let result = self.result_against(hand, &dealer_hand);
             out.result(result);
             let base = if i == 0 {
                 PlayBet::Main
@@ -212,7 +224,7 @@ impl<'p> BlackjackEngine<'p> {
                 stakes: Vec::new(),
             },
         };
-        self.settle_bet_behind_into(owner, bet_behind, dealer, &mut out)?;
+        self.settle_bet_behind_into(owner, bet_behind, dealer, false, &mut out)?;
         Ok(out.out)
     }
 
@@ -223,6 +235,7 @@ impl<'p> BlackjackEngine<'p> {
         owner: &BoxPlay,
         bet_behind: &BetBehind,
         dealer: &[Card],
+        dealer_checked: bool,
         out: &mut S,
     ) -> Result<(), Refusal> {
         let bb = &self.rules.bet_behind;
@@ -233,7 +246,7 @@ impl<'p> BlackjackEngine<'p> {
                 &bb.clause,
             ));
         }
-        self.check_round(owner, dealer)?;
+        self.check_round(owner, dealer, dealer_checked)?;
         let invalid = |m: String| Err(self.refuse(code::PLAY_INVALID, m, &bb.clause));
         if bet_behind.stake_minor <= 0 {
             return invalid(format!(
@@ -266,8 +279,9 @@ impl<'p> BlackjackEngine<'p> {
         if unmatched_double && bb.unfunded_double != Some(UnfundedDouble::OneCardThenStand) {
             return invalid("the plan states no rule for an unmatched double".into());
         }
+        let dealer_hand = DealerHand::of(self, dealer);
         for (i, hand) in owner.hands[..followed].iter().enumerate() {
-            let result = self.hand_result(hand, dealer);
+            let result = self.result_against(hand, &dealer_hand);
             out.result(result);
             let base = if i == 0 {
                 PlayBet::BetBehind
@@ -360,8 +374,16 @@ impl<'p> BlackjackEngine<'p> {
 
     /// The dealer's hand is finished by the rules, and the box's hands are a finished play (or
     /// an unplayed first two cards when the round ended at the peek).
-    fn check_round(&self, play: &BoxPlay, dealer: &[Card]) -> Result<(), Refusal> {
-        self.check_dealer_hand(dealer)?;
+    /// The dealer's hand is checked first, unless `dealer_checked` (the caller checked it).
+    fn check_round(
+        &self,
+        play: &BoxPlay,
+        dealer: &[Card],
+        dealer_checked: bool,
+    ) -> Result<(), Refusal> {
+        if !dealer_checked {
+            self.check_dealer_hand(dealer)?;
+        }
         let invalid = |m: String| Err(self.refuse(code::PLAY_INVALID, m, &self.rules.clause));
         if play.main_stake_minor <= 0 {
             return invalid(format!(
@@ -459,6 +481,22 @@ impl<'p> BlackjackEngine<'p> {
         plan.payouts
             .iter()
             .find(|p| p.bet == bet && p.outcome == outcome)
+    }
+}
+
+/// What every hand's result reads of the dealer's finished hand.
+#[derive(Debug, Clone, Copy)]
+struct DealerHand {
+    blackjack: bool,
+    value: HandValue,
+}
+
+impl DealerHand {
+    fn of(engine: &BlackjackEngine<'_>, dealer: &[Card]) -> DealerHand {
+        DealerHand {
+            blackjack: engine.dealer_has_blackjack(dealer),
+            value: engine.value(dealer),
+        }
     }
 }
 

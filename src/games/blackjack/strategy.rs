@@ -20,8 +20,7 @@
 //!   refund against it where `surrender.refund_kept_if_dealer_blackjack` (early surrender);
 //! - a split plays each hand by the same tables, with the plan's double after split, double
 //!   totals, split-ace rule, re-split limit (`split.max_hands`) and re-split of aces;
-//! - every decision is checked legal ([`BlackjackEngine::legal_set`], what
-//!   [`BlackjackEngine::is_legal`] answers) before it is chosen (stand
+//! - every decision is checked with [`BlackjackEngine::is_legal`] before it is chosen (stand
 //!   is always legal on a hand that awaits a decision), so the strategy takes only what the
 //!   engine accepts. Insurance is never taken ("Never take insurance or even money").
 //!
@@ -55,7 +54,7 @@
 //! the plan's `main/surrender` row; the value of a re-split is that of the new pair's two
 //! hands alone; a split hand's ace and ten is taken as an ordinary 21 (every plan says so).
 
-use super::hand::hard_value;
+use super::hand::{hard_value, value_of_hard};
 use super::play::{Decision, Hand};
 use super::{BlackjackEngine, DealerAction};
 use crate::cards::{Card, Rank, Suit};
@@ -405,19 +404,20 @@ impl BasicStrategy {
         let Some(h) = hands.get(at) else {
             return Decision::Stand;
         };
-        let (mut hard, mut has_ace) = (0usize, false);
+        // The engine's count of the hand (`hand_value`), read once.
+        let (mut hard, mut has_ace) = (0u8, false);
         for &c in &h.cards {
-            hard += usize::from(hard_value(c));
+            hard = hard.saturating_add(hard_value(c));
             has_ace |= c.rank == Rank::Ace;
         }
         let ace = usize::from(has_ace);
-        let t = usize::from(engine.value(&h.cards).total).min(21);
-        let hard = hard.min(21);
+        let t =
+            usize::from(value_of_hard(hard, has_ace, engine.rules().ace_counting).total).min(21);
+        let hard = usize::from(hard).min(21);
         let u = column(up);
-        let legal = engine.legal_set(hands, at);
         let mut best = (Decision::Stand, self.stand[u][t]);
         let mut consider = |d: Decision, ev: f64| {
-            if ev > best.1 && legal.contains(d) {
+            if ev > best.1 && engine.is_legal(hands, at, d) {
                 best = (d, ev);
             }
         };
