@@ -67,6 +67,12 @@ pub enum Command {
         /// The audit log's origin (first line of every checkpoint).
         #[arg(long, default_value = "pitboss/audit", env = "PITBOSS_LOG_ORIGIN")]
         origin: String,
+        /// Key (64 hex digits) that encrypts the stored seeds of open RNG rounds (default
+        /// `seed-key` beside the signing key, created if absent).
+        #[arg(long, env = "PITBOSS_SEED_KEY")]
+        seed_key: Option<PathBuf>,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Print the OpenAPI description of the HTTP API (committed as openapi/openapi.json).
     Openapi,
@@ -182,6 +188,8 @@ pub fn run(cli: Cli) -> ExitCode {
             signing_key,
             admin_key,
             origin,
+            seed_key,
+            limits,
         } => {
             // A service never starts on plans with errors: it would enforce rules nobody approved.
             let set = match load(&cli.plans) {
@@ -199,11 +207,49 @@ pub fn run(cli: Cli) -> ExitCode {
                 signing_key,
                 admin_key,
                 origin,
+                seed_key,
+                limits: limits.into(),
             };
             match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(e),
             }
+        }
+    }
+}
+
+/// Quotas and throttling (README, "Limits"); a rate of 0 is no limit.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LimitArgs {
+    /// Requests per second one API key may send.
+    #[arg(long, env = "PITBOSS_LIMIT_KEY_RPS", default_value_t = crate::limits::Limits::default().key_requests_per_s)]
+    limit_key_rps: u32,
+    /// Requests per second all keys of one operator may send together.
+    #[arg(long, env = "PITBOSS_LIMIT_OPERATOR_RPS", default_value_t = crate::limits::Limits::default().operator_requests_per_s)]
+    limit_operator_rps: u32,
+    /// Tables one operator may have open at once (0: no limit).
+    #[arg(long, env = "PITBOSS_LIMIT_OPEN_TABLES", default_value_t = crate::limits::Limits::default().operator_open_tables)]
+    limit_open_tables: u32,
+    /// API keys one operator may hold (0: no limit).
+    #[arg(long, env = "PITBOSS_LIMIT_KEYS", default_value_t = crate::limits::Limits::default().operator_keys)]
+    limit_keys: u32,
+    /// Bytes of refusal entries per second one operator may add to the log (burst: 60 s).
+    #[arg(long, env = "PITBOSS_LIMIT_REFUSAL_BYTES", default_value_t = crate::limits::Limits::default().operator_refusal_log_bytes_per_s)]
+    limit_refusal_bytes: u32,
+    /// Failed authentications per minute from one address (IPv6: one /64).
+    #[arg(long, env = "PITBOSS_LIMIT_AUTH_FAILURES", default_value_t = crate::limits::Limits::default().source_auth_failures_per_min)]
+    limit_auth_failures: u32,
+}
+
+impl From<LimitArgs> for crate::limits::Limits {
+    fn from(a: LimitArgs) -> Self {
+        crate::limits::Limits {
+            key_requests_per_s: a.limit_key_rps,
+            operator_requests_per_s: a.limit_operator_rps,
+            operator_open_tables: a.limit_open_tables,
+            operator_keys: a.limit_keys,
+            operator_refusal_log_bytes_per_s: a.limit_refusal_bytes,
+            source_auth_failures_per_min: a.limit_auth_failures,
         }
     }
 }

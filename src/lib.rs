@@ -6,6 +6,7 @@ pub mod api;
 pub mod cards;
 pub mod cli;
 pub mod games;
+pub mod limits;
 pub mod money;
 pub mod plan;
 pub mod rng;

@@ -27,7 +27,9 @@ pub use keys::{
     rotation_begin_entry, rotation_end_entry, KeySchedule, KeyValidity, RotationPayload,
     RotationStage,
 };
-pub use log::{Appender, CheckpointError, LogState, SealError, SealedBatch, StateError};
+pub use log::{
+    Appender, BatchBuilder, CheckpointError, LogState, Mark, SealError, SealedBatch, StateError,
+};
 pub use merkle::{
     consistency_proof, inclusion_proof, root_of, verify_consistency, verify_inclusion, Frontier,
     LeafSource, ProofError, ProveError,

@@ -93,6 +93,137 @@ impl SealedBatch {
     }
 }
 
+/// A place in a [`BatchBuilder`] to roll back to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark(usize);
+
+/// A batch being sealed entry by entry (see [`Appender::builder`]).
+#[derive(Clone, Debug)]
+pub struct BatchBuilder {
+    entries: Vec<SealedEntry>,
+    prepared_at: u64,
+    checkpoint_at_prepare: Option<u64>,
+    origin: String,
+    last_checkpoint_size: Option<u64>,
+    frontier: Frontier,
+    schedule: KeySchedule,
+    head: Hash,
+    buf: Vec<u8>,
+    /// The state at each open mark: entries, frontier, head, and the key schedule when it
+    /// changed after the mark (a rotation entry), so that a rollback restores it.
+    marks: Vec<(usize, Frontier, Hash, Option<KeySchedule>)>,
+}
+
+impl BatchBuilder {
+    /// Entries sealed so far.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The seq the next entry gets.
+    pub fn next_seq(&self) -> u64 {
+        self.frontier.size()
+    }
+
+    /// The entries sealed so far.
+    pub fn entries(&self) -> &[SealedEntry] {
+        &self.entries
+    }
+
+    /// Seals one entry after the ones pushed so far. On error nothing changes.
+    pub fn push(&mut self, entry: NewEntry) -> Result<&SealedEntry, SealError> {
+        if self.entries.len() >= MAX_BATCH_ENTRIES {
+            return Err(SealError::TooLarge(self.entries.len() + 1));
+        }
+        let index = self.entries.len();
+        let seq = self.frontier.size();
+        encode_canonical(&mut self.buf, seq, &self.head, &entry)
+            .map_err(|source| SealError::Entry { index, source })?;
+        if entry.kind.as_str() == EntryKind::KeyRotated.as_str() {
+            let payload = entry.payload.to_string();
+            let mut schedule = self.schedule.clone();
+            schedule
+                .on_rotation_entry(seq, &payload)
+                .map_err(|source| SealError::Rotation { index, source })?;
+            // Keep the schedule before the change for every open mark that has none yet.
+            let before = std::mem::replace(&mut self.schedule, schedule);
+            for m in self.marks.iter_mut().filter(|m| m.3.is_none()) {
+                m.3 = Some(before.clone());
+            }
+        }
+        let leaf = leaf_hash(&self.buf);
+        self.frontier.push(leaf);
+        self.entries.push(SealedEntry {
+            seq,
+            ts: entry.ts,
+            kind: entry.kind,
+            ids: entry.ids,
+            payload: entry.payload,
+            prev: self.head,
+            leaf_hash: leaf,
+            canonical: self.buf.clone(),
+        });
+        self.head = leaf;
+        Ok(self.entries.last().expect("just pushed"))
+    }
+
+    /// Remembers the current end of the batch.
+    pub fn mark(&mut self) -> Mark {
+        self.marks
+            .push((self.entries.len(), self.frontier.clone(), self.head, None));
+        Mark(self.marks.len() - 1)
+    }
+
+    /// Drops every entry pushed since `mark` (and every later mark).
+    pub fn rollback(&mut self, mark: Mark) {
+        if mark.0 >= self.marks.len() {
+            return;
+        }
+        let mut later = self.marks.split_off(mark.0);
+        let (len, frontier, head, schedule) = later.swap_remove(0);
+        self.entries.truncate(len);
+        self.frontier = frontier;
+        self.head = head;
+        if let Some(s) = schedule {
+            self.schedule = s;
+        }
+    }
+
+    /// Ends the batch.
+    pub fn finish(self) -> SealedBatch {
+        let state_after = LogState {
+            origin: self.origin,
+            frontier: self.frontier.clone(),
+            head: self.head,
+            keys: self.schedule.validity(),
+            last_checkpoint_size: self.last_checkpoint_size,
+        };
+        SealedBatch {
+            entries: self.entries,
+            prepared_at: self.prepared_at,
+            checkpoint_at_prepare: self.checkpoint_at_prepare,
+            state_after,
+            schedule_after: self.schedule,
+            frontier_after: self.frontier,
+        }
+    }
+}
+
+impl SealError {
+    /// The same error, naming the entry's index in a batch.
+    fn at(self, index: usize) -> SealError {
+        match self {
+            SealError::Entry { source, .. } => SealError::Entry { index, source },
+            SealError::Rotation { source, .. } => SealError::Rotation { index, source },
+            other => other,
+        }
+    }
+}
+
 /// The append side of one log. Holds no secrets: checkpoint signing takes the signers.
 #[derive(Clone, Debug)]
 pub struct Appender {
@@ -184,50 +315,31 @@ impl Appender {
         if batch.len() > MAX_BATCH_ENTRIES {
             return Err(SealError::TooLarge(batch.len()));
         }
-        let mut frontier = self.frontier.clone();
-        let mut schedule = self.schedule.clone();
-        let mut head = self.head;
-        let mut out = Vec::with_capacity(batch.len());
-        let mut buf = Vec::with_capacity(512);
+        let mut b = self.builder();
         for (index, entry) in batch.into_iter().enumerate() {
-            let seq = frontier.size();
-            encode_canonical(&mut buf, seq, &head, &entry)
-                .map_err(|source| SealError::Entry { index, source })?;
-            if entry.kind.as_str() == EntryKind::KeyRotated.as_str() {
-                let payload = entry.payload.to_string();
-                schedule
-                    .on_rotation_entry(seq, &payload)
-                    .map_err(|source| SealError::Rotation { index, source })?;
-            }
-            let leaf = leaf_hash(&buf);
-            frontier.push(leaf);
-            out.push(SealedEntry {
-                seq,
-                ts: entry.ts,
-                kind: entry.kind,
-                ids: entry.ids,
-                payload: entry.payload,
-                prev: head,
-                leaf_hash: leaf,
-                canonical: buf.clone(),
-            });
-            head = leaf;
+            b.push(entry).map_err(|e| e.at(index))?;
         }
-        let state_after = LogState {
-            origin: self.origin.clone(),
-            frontier: frontier.clone(),
-            head,
-            keys: schedule.validity(),
-            last_checkpoint_size: self.last_checkpoint_size,
-        };
-        Ok(SealedBatch {
-            entries: out,
+        Ok(b.finish())
+    }
+
+    /// Starts a batch sealed entry by entry: an entry that cannot be sealed is refused alone
+    /// and leaves the batch as it was, and [`BatchBuilder::rollback`] drops every entry pushed
+    /// after a [`BatchBuilder::mark`]. A producer seals one command's entries, and when one of
+    /// them does not fit the format, drops that command only: what one client sends can never
+    /// fail the entries of another.
+    pub fn builder(&self) -> BatchBuilder {
+        BatchBuilder {
+            entries: Vec::new(),
             prepared_at: self.size(),
             checkpoint_at_prepare: self.last_checkpoint_size,
-            state_after,
-            schedule_after: schedule,
-            frontier_after: frontier,
-        })
+            origin: self.origin.clone(),
+            last_checkpoint_size: self.last_checkpoint_size,
+            frontier: self.frontier.clone(),
+            schedule: self.schedule.clone(),
+            head: self.head,
+            buf: Vec::with_capacity(512),
+            marks: Vec::new(),
+        }
     }
 
     /// Applies a prepared batch once it is durable.

@@ -63,6 +63,22 @@ pub async fn create_key(
         }
         (_, None) => {}
     }
+    if let (Role::Operator, Some(op)) = (b.role, &b.operator) {
+        let max = state.limits.limits.operator_keys;
+        let held = state.keys.count_for_operator(op);
+        if max > 0 && held >= max as usize {
+            state
+                .limits
+                .counters
+                .keys
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return Err(Problem::throttled(&crate::limits::Throttled {
+                code: "quota_exceeded",
+                detail: format!("operator {op} holds {held} keys, its limit ({max})"),
+                retry_after: std::time::Duration::from_secs(60),
+            }));
+        }
+    }
     let st = state.clone();
     let (id, key) = web::block(move || {
         let mut conn = st
@@ -147,9 +163,24 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
             "counter",
             m.storage_failures.load(Ordering::Relaxed),
         ),
+        (
+            "pitboss_refusals_unlogged_total",
+            "Refusal entries not logged because their operator's refusal budget was used up.",
+            "counter",
+            m.refusals_unlogged.load(Ordering::Relaxed),
+        ),
     ] {
         out.push_str(&format!(
             "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
+        ));
+    }
+    out.push_str(
+        "# HELP pitboss_throttled_total Requests refused with 429, by the limit they met.\n\
+         # TYPE pitboss_throttled_total counter\n",
+    );
+    for (limit, n) in m.throttled.all() {
+        out.push_str(&format!(
+            "pitboss_throttled_total{{limit=\"{limit}\"}} {n}\n"
         ));
     }
     HttpResponse::Ok()

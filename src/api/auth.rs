@@ -227,8 +227,12 @@ impl KeyRing {
     pub fn authenticate(&self, header: Option<&str>) -> Result<Caller, Problem> {
         let header =
             header.ok_or_else(|| unauthorized("send `Authorization: Bearer <API key>`"))?;
+        // RFC 9110 §11.1: the scheme is case-insensitive.
         let key = header
-            .strip_prefix("Bearer ")
+            .trim_start()
+            .split_once(' ')
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, key)| key)
             .ok_or_else(|| unauthorized("the Authorization header must be `Bearer <API key>`"))?;
         let (id, secret) =
             split_key(key.trim()).ok_or_else(|| unauthorized("malformed API key"))?;
@@ -242,6 +246,42 @@ impl KeyRing {
             _ => Err(unauthorized("unknown API key")),
         }
     }
+
+    /// Keys held by `operator`.
+    pub fn count_for_operator(&self, operator: &str) -> usize {
+        self.keys
+            .read()
+            .expect("keys lock")
+            .values()
+            .filter(|k| k.operator.as_deref() == Some(operator))
+            .count()
+    }
+}
+
+/// Authenticates a request and applies the caller's limits: a failed authentication is
+/// counted against its source address (429 once the source's budget is used up), a
+/// successful one against the key's and the operator's request rates.
+fn caller_of(req: &HttpRequest, state: &AppState) -> Result<Caller, Problem> {
+    let header = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok());
+    match state.keys.authenticate(header) {
+        Ok(caller) => {
+            state
+                .limits
+                .check_caller(&caller.key_id, caller.operator.as_deref())
+                .map_err(|t| Problem::throttled(&t))?;
+            Ok(caller)
+        }
+        Err(p) => {
+            let ip = req.peer_addr().map(|a| a.ip());
+            match state.limits.on_auth_failure(ip) {
+                Some(t) => Err(Problem::throttled(&t)),
+                None => Err(p),
+            }
+        }
+    }
 }
 
 impl FromRequest for Caller {
@@ -250,11 +290,7 @@ impl FromRequest for Caller {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let result = match req.app_data::<web::Data<AppState>>() {
-            Some(state) => state.keys.authenticate(
-                req.headers()
-                    .get("authorization")
-                    .and_then(|v| v.to_str().ok()),
-            ),
+            Some(state) => caller_of(req, state),
             None => Err(unauthorized("no key ring")),
         };
         std::future::ready(result)

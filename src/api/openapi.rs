@@ -73,7 +73,7 @@ machine `code`; a refusal by a rule of the plan also names the plan (`id@version
         admin::create_key,
     ),
     components(schemas(dto::ProblemDocument)),
-    modifiers(&ApiKeyScheme),
+    modifiers(&ApiKeyScheme, &CommonResponses),
     tags(
         (name = "plans", description = "Game plans as regulators read them: every loaded version, whole, and what changed between versions. Public."),
         (name = "tables", description = "Operators open and close tables bound to a plan version, and report players' connections."),
@@ -104,6 +104,87 @@ impl Modify for ApiKeyScheme {
                     .build(),
             ),
         );
+    }
+}
+
+/// The answers every operation of a kind can give, whatever its handler: written once here
+/// rather than in each annotation. `414 uri_too_long` (every operation), `413
+/// payload_too_large` (every operation with a body), `429` (every operation that takes a
+/// key: its rate limits and quotas), and `Retry-After` on every 429 and 503.
+struct CommonResponses;
+
+impl Modify for CommonResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::header::HeaderBuilder;
+        use utoipa::openapi::path::Operation;
+        use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder, Type};
+        let retry_after = || {
+            HeaderBuilder::new()
+                .schema(
+                    utoipa::openapi::ObjectBuilder::new()
+                        .schema_type(Type::Integer)
+                        .minimum(Some(1)),
+                )
+                .description(Some("Seconds to wait before retrying."))
+                .build()
+        };
+        let problem = |description: &str, retry: bool| -> Response {
+            let mut b = ResponseBuilder::new().description(description).content(
+                "application/problem+json",
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("Problem")))
+                    .build(),
+            );
+            if retry {
+                b = b.header("Retry-After", retry_after());
+            }
+            b.build()
+        };
+        let add = |op: &mut Operation| {
+            let r = &mut op.responses.responses;
+            r.entry("414".into()).or_insert_with(|| {
+                RefOr::T(problem(
+                    "`uri_too_long`: the request target is longer than 8 KiB.",
+                    false,
+                ))
+            });
+            if op.request_body.is_some() {
+                r.entry("413".into()).or_insert_with(|| {
+                    RefOr::T(problem(
+                        "`payload_too_large`: the body is longer than 256 KiB.",
+                        false,
+                    ))
+                });
+            }
+            let keyed = op.security.as_ref().is_some_and(|s| !s.is_empty());
+            if keyed {
+                r.entry("429".into()).or_insert_with(|| {
+                    RefOr::T(problem(
+                        "A limit was reached; nothing was recorded. `rate_limited` (the key's or the operator's requests per second), `too_many_failed_authentications` (from this address), `quota_exceeded` (open tables, keys), `refusal_budget_exceeded` (the operator's refused requests filled its share of the log). Retry after `Retry-After` seconds (with the same Idempotency-Key).",
+                        true,
+                    ))
+                });
+            }
+            if let Some(RefOr::T(resp)) = r.get_mut("503") {
+                resp.headers
+                    .entry("Retry-After".into())
+                    .or_insert_with(retry_after);
+            }
+        };
+        for item in openapi.paths.paths.values_mut() {
+            for op in [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                add(op);
+            }
+        }
     }
 }
 

@@ -16,6 +16,8 @@ pub struct Problem {
     pub detail: String,
     /// The plan rule that refused the request, where one did.
     pub rule: Option<Box<RuleRef>>,
+    /// `Retry-After`, in seconds (429 and 503).
+    pub retry_after_s: Option<u64>,
 }
 
 /// The plan (`id@version`) and clause behind a refusal.
@@ -59,7 +61,20 @@ impl Problem {
             title,
             detail: detail.into(),
             rule: None,
+            retry_after_s: None,
         }
+    }
+
+    /// 429: a limit of the caller's was reached (see [`crate::limits`]).
+    pub fn throttled(t: &crate::limits::Throttled) -> Self {
+        let mut p = Problem::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            t.code,
+            "Too many requests",
+            t.detail.clone(),
+        );
+        p.retry_after_s = Some(t.retry_after_s());
+        p
     }
 
     /// Names the plan rule behind the refusal.
@@ -92,9 +107,12 @@ impl ResponseError for Problem {
     }
 
     fn error_response(&self) -> HttpResponse {
-        HttpResponse::build(self.status_code())
-            .content_type("application/problem+json")
-            .json(self)
+        let mut b = HttpResponse::build(self.status_code());
+        b.content_type("application/problem+json");
+        if let Some(s) = self.retry_after_s {
+            b.insert_header((actix_web::http::header::RETRY_AFTER, s.to_string()));
+        }
+        b.json(self)
     }
 }
 
@@ -105,12 +123,37 @@ pub fn not_found_route() -> Problem {
 
 /// The service cannot answer now (storage, capacity): 503, safe to retry.
 pub fn unavailable(detail: &str) -> Problem {
-    Problem::new(
+    let mut p = Problem::new(
         StatusCode::SERVICE_UNAVAILABLE,
         "unavailable",
         "Service unavailable",
         detail,
-    )
+    );
+    p.retry_after_s = Some(1);
+    p
+}
+
+/// Longest request target (path and query) the service reads, in bytes; a longer one is
+/// answered `414 uri_too_long`. (Request lines of 64 KiB and more never reach pitboss: the
+/// HTTP parser refuses them with a bare `400` first.)
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+
+/// Refuses an over-long request target before any handler or extractor reads it.
+pub async fn limit_uri(
+    req: actix_web::dev::ServiceRequest,
+    next: actix_web::middleware::Next<impl actix_web::body::MessageBody + 'static>,
+) -> Result<actix_web::dev::ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
+    let len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+    if len > MAX_URI_BYTES {
+        let p = Problem::new(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            "URI too long",
+            format!("request targets are limited to {MAX_URI_BYTES} bytes; this one has {len}"),
+        );
+        return Ok(req.into_response(p.error_response()));
+    }
+    next.call(req).await.map(|r| r.map_into_boxed_body())
 }
 
 /// Turns any error response that is not yet a problem document (actix's own 404, 405, 413,

@@ -19,6 +19,7 @@ pub struct AppState {
     pub plans: Arc<PlanSet>,
     pub service: Service,
     pub keys: KeyRing,
+    pub limits: crate::limits::RequestLimits,
 }
 
 #[derive(Debug, Clone)]
@@ -35,6 +36,9 @@ pub struct ServeConfig {
     pub admin_key: Option<String>,
     /// The log's origin line (also the key name in checkpoints).
     pub origin: String,
+    /// The key that encrypts stored RNG seeds; default `seed-key` beside the signing key.
+    pub seed_key: Option<PathBuf>,
+    pub limits: crate::limits::Limits,
 }
 
 /// Largest request body accepted, in bytes.
@@ -97,7 +101,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// Runs the service until it is stopped; prints `listening on http://ADDR` once bound.
 pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
-    std::fs::create_dir_all(&config.data_dir)
+    crate::service::secrets::secure_data_dir(&config.data_dir)
         .map_err(|e| format!("{}: {e}", config.data_dir.display()))?;
     let url = config
         .database_url
@@ -108,8 +112,19 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         .signing_key
         .clone()
         .unwrap_or_else(|| config.data_dir.join("signing-key.pem"));
-    let service =
-        Service::start(url.clone(), plans, &key_path, &config.origin).map_err(|e| e.to_string())?;
+    let throttled = Arc::new(crate::limits::ThrottleCounters::default());
+    let service = Service::start(
+        url.clone(),
+        plans,
+        &key_path,
+        &config.origin,
+        crate::service::StartOptions {
+            limits: config.limits.clone(),
+            seed_key: config.seed_key.clone(),
+            throttled: throttled.clone(),
+        },
+    )
+    .map_err(|e| e.to_string())?;
     let mut conn = store::connect(&url).map_err(|e| e.to_string())?;
     let keys = KeyRing::load(&mut conn).map_err(|e| e.to_string())?;
     if let Some(k) = &config.admin_key {
@@ -129,7 +144,19 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         plans: service.plans.clone(),
         service,
         keys,
+        limits: crate::limits::RequestLimits::new(config.limits.clone(), throttled),
     });
+    // Idle buckets are forgotten, so the limiters hold only what is recently active.
+    {
+        let state = state.clone();
+        std::thread::Builder::new()
+            .name("pitboss-limits".into())
+            .spawn(move || loop {
+                std::thread::sleep(std::time::Duration::from_secs(10));
+                state.limits.housekeeping();
+            })
+            .map_err(|e| e.to_string())?;
+    }
     let server = HttpServer::new(move || {
         App::new()
             .wrap(
@@ -151,6 +178,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             .app_data(web::PathConfig::default().error_handler(|err, _| {
                 Problem::bad_request("malformed_path", err.to_string()).into()
             }))
+            .wrap(actix_web::middleware::from_fn(super::problem::limit_uri))
             .configure(configure)
             .default_service(web::to(|| async {
                 Err::<HttpResponse, Problem>(not_found_route())

@@ -67,6 +67,9 @@ fn respond(reply: Reply) -> HttpResponse {
     if reply.is_problem() {
         b.content_type("application/problem+json");
     }
+    if let Some(s) = reply.retry_after_s {
+        b.insert_header((actix_web::http::header::RETRY_AFTER, s.to_string()));
+    }
     b.json(reply.body)
 }
 

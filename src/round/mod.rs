@@ -280,11 +280,24 @@ pub enum Event {
         table: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         round: Option<String>,
+        /// The table or round as the client named it, when it is not one of the operator's
+        /// own (absent, or another operator's): kept out of the entry's ids so that no
+        /// other operator's history shows the attempt.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        requested: Option<Value>,
         refusal: Refusal,
     },
 }
 
 impl Event {
+    /// A refusal entry: the request was refused and changed nothing.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            Event::BetRefused { .. } | Event::EventRefused { .. } | Event::CommandRefused { .. }
+        )
+    }
+
     /// Every kind an event is logged as (see [`Event::kind`]).
     pub const KINDS: &'static [&'static str] = &[
         "plan_loaded",

@@ -126,17 +126,32 @@ impl TestServer {
     }
 
     pub fn spawn(plans_dir: &Path, storage: &Storage, env: &[(&str, &str)]) -> TestServer {
+        TestServer::spawn_in(
+            plans_dir,
+            storage.data_dir(),
+            storage.pg.as_ref().map(|pg| pg.url.as_str()),
+            env,
+        )
+    }
+
+    /// Starts the service with its data in `data_dir` (and on `pg_url` when given).
+    pub fn spawn_in(
+        plans_dir: &Path,
+        data_dir: &Path,
+        pg_url: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> TestServer {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_pitboss"));
         cmd.arg("--plans")
             .arg(plans_dir)
             .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
-            .arg(storage.data_dir())
+            .arg(data_dir)
             .env_remove("DATABASE_URL")
             .env_remove("PITBOSS_ADMIN_KEY")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        if let Some(pg) = &storage.pg {
-            cmd.args(["--database-url", &pg.url]);
+        if let Some(url) = pg_url {
+            cmd.args(["--database-url", url]);
         }
         for (k, v) in env {
             cmd.env(k, v);

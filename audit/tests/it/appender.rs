@@ -295,3 +295,50 @@ fn empty_log_with_a_checkpoint_of_size_zero_verifies() {
     let s = verify_export(export.as_slice(), opts_a(), |_| {}).expect("verifies");
     assert_eq!(s.entries, 0);
 }
+
+#[test]
+fn builder_refuses_a_bad_entry_alone_and_rolls_back_to_a_mark() {
+    let a = signer("A");
+    let app = Appender::new(ORIGIN, &[a.verifier().clone()]).expect("new");
+    let mut b = app.builder();
+    b.push(event(0, "")).expect("seals");
+    let mark = b.mark();
+    b.push(event(1, "")).expect("seals");
+    // A fraction in the payload does not fit the format: refused, nothing changes.
+    let bad = NewEntry::new(ts(2), EntryKind::BetAccepted, json!({"stake": 0.5}));
+    assert!(matches!(
+        b.push(bad),
+        Err(SealError::Entry { index: 2, .. })
+    ));
+    assert_eq!(b.len(), 2);
+    b.rollback(mark);
+    assert_eq!(b.len(), 1);
+    b.push(event(1, "other")).expect("seals after the rollback");
+    let built = b.finish();
+    // The same as a batch prepared from the entries that stayed.
+    let prepared = app
+        .prepare(vec![event(0, ""), event(1, "other")])
+        .expect("prepares");
+    assert_eq!(built.entries, prepared.entries);
+    assert_eq!(built.state_after(), prepared.state_after());
+}
+
+#[test]
+fn builder_rollback_undoes_a_key_rotation() {
+    let a = signer("A");
+    let bk = signer("B");
+    let app = Appender::new(ORIGIN, &[a.verifier().clone()]).expect("new");
+    let mut b = app.builder();
+    b.push(event(0, "")).expect("seals");
+    let mark = b.mark();
+    b.push(rotation_begin_entry(ts(1), a.verifier(), bk.verifier()))
+        .expect("rotation seals");
+    b.rollback(mark);
+    let built = b.finish();
+    assert_eq!(
+        built.state_after(),
+        app.prepare(vec![event(0, "")])
+            .expect("prepares")
+            .state_after()
+    );
+}

@@ -31,12 +31,18 @@ use crate::api::dto::{
 };
 use crate::games::blackjack as bj;
 use crate::games::Refusal;
+use crate::limits::{Limits, Rate, ThrottleCounters};
 use crate::plan::canonical::hex;
 use crate::plan::model::Mode;
 use crate::plan::PlanSet;
 use crate::round::{draw_pocket, CardRecord, Event, Phase, Refund, State};
 use crate::store::schema::{audit_entries, checkpoints, idempotency, log_state, rng_seeds};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
+
+pub mod refusal;
+pub mod secrets;
+
+use secrets::SeedCipher;
 
 /// Most commands folded into one batch (one transaction, one fsync).
 pub const MAX_BATCH_COMMANDS: usize = 1024;
@@ -166,6 +172,8 @@ impl Command {
 pub struct Reply {
     pub status: u16,
     pub body: Value,
+    /// Seconds a client should wait before retrying (`Retry-After`; 429 and 503 only).
+    pub retry_after_s: Option<u64>,
 }
 
 /// A reply body as stored: one of the body types of [`crate::api::dto`], which
@@ -179,6 +187,7 @@ impl Reply {
         Reply {
             status,
             body: body(dto),
+            retry_after_s: None,
         }
     }
 
@@ -196,11 +205,24 @@ impl Reply {
         Reply {
             status,
             body: body(&problem),
+            retry_after_s: None,
         }
     }
 
+    /// 503: nothing was recorded; the client retries with the same Idempotency-Key.
     pub fn unavailable(detail: &str) -> Reply {
-        Reply::refusal(503, &Refusal::new("unavailable", detail))
+        Reply {
+            retry_after_s: Some(1),
+            ..Reply::refusal(503, &Refusal::new("unavailable", detail))
+        }
+    }
+
+    /// 429: a limit of the caller's was reached; nothing was recorded.
+    pub fn throttled(code: &str, detail: String, retry_after_s: u64) -> Reply {
+        Reply {
+            retry_after_s: Some(retry_after_s.max(1)),
+            ..Reply::refusal(429, &Refusal::new(code, detail))
+        }
     }
 
     pub fn is_problem(&self) -> bool {
@@ -243,6 +265,10 @@ pub struct Metrics {
     pub log_entries: AtomicU64,
     pub checkpoints: AtomicU64,
     pub storage_failures: AtomicU64,
+    /// Requests each limit refused (see [`crate::limits`]).
+    pub throttled: Arc<ThrottleCounters>,
+    /// Refusal entries not logged because their operator's refusal budget was used up.
+    pub refusals_unlogged: AtomicU64,
 }
 
 /// What the HTTP layer holds.
@@ -269,6 +295,16 @@ pub enum StartError {
     Replay(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+/// What `serve` configures beyond the database, plans and signing key.
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    pub limits: Limits,
+    /// The key that encrypts stored RNG seeds; default `seed-key` beside the signing key.
+    pub seed_key: Option<PathBuf>,
+    /// Counters the HTTP layer's limits share with the writer's, for `/metrics`.
+    pub throttled: Arc<ThrottleCounters>,
 }
 
 /// Loads the signing key from `path`, or creates one there (PKCS#8 PEM, mode 0600) on first
@@ -331,8 +367,13 @@ struct Writer {
     idem: IdempotencyCache,
     /// Secret RNG seeds of rounds not yet settled.
     seeds: HashMap<String, [u8; 32]>,
+    /// Seeds are stored encrypted with this (its key lives beside the signing key).
+    seed_cipher: SeedCipher,
     last_checkpoint: Instant,
     url: DatabaseUrl,
+    limits: Limits,
+    /// Bytes of refusal entries each operator may still log.
+    refusal_budget: Rate<String>,
 }
 
 impl Service {
@@ -343,9 +384,19 @@ impl Service {
         plans: PlanSet,
         key_path: &Path,
         origin: &str,
+        options: StartOptions,
     ) -> Result<Service, StartError> {
         store::migrate(&url)?;
         let signer = load_or_create_key(key_path, origin)?;
+        let seed_key = options.seed_key.clone().unwrap_or_else(|| {
+            key_path
+                .parent()
+                .map_or_else(|| PathBuf::from("seed-key"), |d| d.join("seed-key"))
+        });
+        let seed_cipher = SeedCipher::load_or_create(&seed_key).map_err(|e| StartError::Key {
+            path: seed_key.clone(),
+            detail: e.to_string(),
+        })?;
         let public_key_pem = pitboss_audit::note::public_key_to_pem(signer.verifier().key())
             .map_err(|e| StartError::Key {
                 path: key_path.to_path_buf(),
@@ -355,8 +406,11 @@ impl Service {
         let mut conn = store::connect(&url)?;
         let (appender, state, leaves) = recover(&mut conn, &plans, &signer, origin)?;
         let idem = load_idempotency(&mut conn)?;
-        let seeds = load_seeds(&mut conn)?;
-        let metrics = Arc::new(Metrics::default());
+        let seeds = load_seeds(&mut conn, &seed_cipher)?;
+        let metrics = Arc::new(Metrics {
+            throttled: options.throttled.clone(),
+            ..Metrics::default()
+        });
         metrics
             .log_entries
             .store(appender.size(), Ordering::Relaxed);
@@ -376,8 +430,14 @@ impl Service {
             metrics: metrics.clone(),
             idem,
             seeds,
+            seed_cipher,
             last_checkpoint: Instant::now(),
             url: url.clone(),
+            refusal_budget: Rate::per_second_with_burst(
+                options.limits.operator_refusal_log_bytes_per_s,
+                60,
+            ),
+            limits: options.limits,
         };
         writer.log_loaded_plans()?;
         // A checkpoint at start covers whatever the previous run left unsigned.
@@ -533,6 +593,7 @@ fn load_idempotency(conn: &mut DbConnection) -> Result<IdempotencyCache, StoreEr
                     Reply {
                         status: status as u16,
                         body,
+                        retry_after_s: None,
                     },
                 ),
             ))
@@ -540,15 +601,18 @@ fn load_idempotency(conn: &mut DbConnection) -> Result<IdempotencyCache, StoreEr
         .collect()
 }
 
-fn load_seeds(conn: &mut DbConnection) -> Result<HashMap<String, [u8; 32]>, StoreError> {
+fn load_seeds(
+    conn: &mut DbConnection,
+    cipher: &SeedCipher,
+) -> Result<HashMap<String, [u8; 32]>, StoreError> {
     let rows: Vec<(String, Vec<u8>)> = rng_seeds::table
         .select((rng_seeds::round_id, rng_seeds::seed))
         .load(conn)?;
     rows.into_iter()
         .map(|(r, s)| {
-            let seed: [u8; 32] = s
-                .try_into()
-                .map_err(|_| StoreError::Corrupt(format!("seed of {r}")))?;
+            let seed = cipher
+                .open(&r, &s)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
             Ok((r, seed))
         })
         .collect()
@@ -702,7 +766,7 @@ impl Writer {
         let now = Utc::now();
         let ts = now_ts(now);
         let mut pending: Vec<Pending> = Vec::with_capacity(jobs.len());
-        let mut entries: Vec<NewEntry> = Vec::new();
+        let mut builder = self.appender.builder();
         let mut new_seeds: Vec<(String, [u8; 32])> = Vec::new();
         let mut revealed: Vec<String> = Vec::new();
         // Idempotency keys first used in this batch: a repeat inside the batch gets the answer.
@@ -734,27 +798,50 @@ impl Writer {
                     });
                     continue;
                 }
-                batch_keys.insert(k, pending.len());
             }
-            let (mut events, reply) = self.decide(&state, &job, now, &mut new_seeds, &mut revealed);
-            // Every refusal is audited: a command refused before it touched anything is
-            // logged as such, with the reason the operator was given.
-            if events.is_empty() && reply.is_problem() && reply.status != 503 {
-                let (table, round) = job.command.target();
-                events.push(Event::CommandRefused {
-                    command: job.command.name().to_string(),
-                    request: match &job.command {
-                        Command::TableAction { action, .. } => Some(
-                            action
-                                .clone()
-                                .unwrap_or_else(|| json!({"action": "automatic"})),
-                        ),
-                        _ => None,
-                    },
-                    table,
-                    round,
-                    refusal: refusal_of(&reply),
-                });
+            let seeds_mark = new_seeds.len();
+            let revealed_mark = revealed.len();
+            let (events, mut reply) = match self.quota_refusal(&state, &job) {
+                Some(r) => (Vec::new(), r),
+                None => self.decide(&state, &job, now, &mut new_seeds, &mut revealed),
+            };
+            let mut events = self.bounded_events(&state, &job, events, &reply);
+            // Refusals cost log space that the operator, not the service, decides to spend:
+            // past its budget they are answered 429 and not logged (counted in /metrics).
+            if !events.is_empty() && events.iter().all(Event::is_refusal) {
+                if let Some(throttled) = self.charge_refusals(&job.operator, &events) {
+                    let _ = job.reply.send(throttled);
+                    continue;
+                }
+            }
+            let mark = builder.mark();
+            let mut sealed = Ok(());
+            for ev in &events {
+                if let Err(e) = builder.push(entry_of(ev, &job.operator, ts)) {
+                    sealed = Err(e);
+                    break;
+                }
+            }
+            if let Err(e) = sealed {
+                // An entry of this command does not fit the log's format: this command alone
+                // is refused; nothing of it is logged but the refusal, and the batch goes on.
+                builder.rollback(mark);
+                new_seeds.truncate(seeds_mark);
+                revealed.truncate(revealed_mark);
+                let refusal = Refusal::new(
+                    "unloggable_request",
+                    format!("the request cannot be recorded in the audit log ({e}); nothing of it was done"),
+                );
+                reply = Reply::refusal(422, &refusal);
+                events = self.bounded_events(&state, &job, Vec::new(), &reply);
+                let mark = builder.mark();
+                if events
+                    .iter()
+                    .any(|ev| builder.push(entry_of(ev, &job.operator, ts)).is_err())
+                {
+                    builder.rollback(mark);
+                    events.clear();
+                }
             }
             for ev in &events {
                 if let Err(e) = state.apply(&self.plans, ev) {
@@ -764,24 +851,19 @@ impl Writer {
                     self.reload();
                     return;
                 }
-                entries.push(entry_of(ev, &job.operator, ts));
+            }
+            if let Some(idem) = &job.idem {
+                batch_keys.insert((job.operator.clone(), idem.key.clone()), pending.len());
             }
             pending.push(Pending { job, reply });
         }
         drop(state);
-        if entries.is_empty() {
+        if builder.is_empty() {
             // Only refusals that log nothing (unknown round…) and idempotent answers.
             self.finish(pending);
             return;
         }
-        let batch = match self.appender.prepare(entries) {
-            Ok(b) => b,
-            Err(e) => {
-                self.fail_batch(pending, None, &format!("sealing the log batch: {e}"));
-                self.reload();
-                return;
-            }
-        };
+        let batch = builder.finish();
         match self.persist(&batch, &pending, &new_seeds, &revealed, now) {
             Ok(()) => {
                 self.appender
@@ -864,7 +946,7 @@ impl Writer {
                 .and_then(|mut conn| {
                     let (appender, state, leaves) =
                         recover(&mut conn, &self.plans, &self.signer, self.appender.origin())?;
-                    let seeds = load_seeds(&mut conn)?;
+                    let seeds = load_seeds(&mut conn, &self.seed_cipher)?;
                     Ok((conn, appender, state, leaves, seeds))
                 });
             match attempt {
@@ -894,6 +976,15 @@ impl Writer {
     ) -> Result<(), diesel::result::Error> {
         let state = serde_json::to_string(batch.state_after()).expect("log state serialises");
         let created = now.to_rfc3339_opts(SecondsFormat::Micros, true);
+        let sealed_seeds = new_seeds
+            .iter()
+            .map(|(round, seed)| {
+                self.seed_cipher
+                    .seal(round, seed)
+                    .map(|s| (round.as_str(), s))
+                    .map_err(|e| diesel::result::Error::QueryBuilderError(e.to_string().into()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         self.conn.transaction(|c| {
             // One row at a time: a multi-row VALUES list is not portable across the backends
             // behind one connection type, and inside one transaction the cost is the same fsync.
@@ -927,12 +1018,9 @@ impl Writer {
                         .execute(c)?;
                 }
             }
-            for (round, seed) in new_seeds {
+            for (round, sealed) in &sealed_seeds {
                 diesel::insert_into(rng_seeds::table)
-                    .values((
-                        rng_seeds::round_id.eq(round),
-                        rng_seeds::seed.eq(seed.to_vec()),
-                    ))
+                    .values((rng_seeds::round_id.eq(round), rng_seeds::seed.eq(sealed)))
                     .execute(c)?;
             }
             for round in revealed {
@@ -1120,6 +1208,11 @@ impl Writer {
                 }
             }
             Command::Draw { round } => {
+                // Ownership first: another operator's round answers exactly as an absent one,
+                // whatever its mode or phase.
+                if let Err(r) = state.round_of_operator(op, round) {
+                    return refused(r);
+                }
                 let Some(seed) = self.seeds.get(round).copied() else {
                     return self.logged_refusal(state, op, round, json!({"type": "draw"}), Refusal::new("not_rng", format!("round {round} has no committed seed: it is not an RNG round, or it is finished")));
                 };
@@ -1327,6 +1420,126 @@ impl Writer {
                 }
                 Err(r) => refused(r),
             },
+        }
+    }
+
+    /// A count quota the command would exceed (answered 429, nothing logged).
+    fn quota_refusal(&self, state: &State, job: &Job) -> Option<Reply> {
+        if let Command::OpenTable { .. } = &job.command {
+            let max = self.limits.operator_open_tables;
+            let open = state
+                .tables
+                .values()
+                .filter(|t| t.open && t.operator == job.operator)
+                .count();
+            if max > 0 && open >= max as usize {
+                self.metrics
+                    .throttled
+                    .open_tables
+                    .fetch_add(1, Ordering::Relaxed);
+                return Some(Reply::throttled(
+                    "quota_exceeded",
+                    format!(
+                        "operator {} has {open} tables open, its limit ({max}); close a table before opening another",
+                        job.operator
+                    ),
+                    60,
+                ));
+            }
+        }
+        None
+    }
+
+    /// The command's events as they are logged: every refused request and message bounded
+    /// (see [`refusal`]), and a refusal that produced no event of its own recorded as a
+    /// `command_refused` entry under the refused operator.
+    fn bounded_events(
+        &self,
+        state: &State,
+        job: &Job,
+        mut events: Vec<Event>,
+        reply: &Reply,
+    ) -> Vec<Event> {
+        // Every refusal is audited: a command refused before it touched anything is logged as
+        // such, with the reason the operator was given. (503 and 429 are not refusals of the
+        // command: nothing was decided.)
+        if events.is_empty() && reply.is_problem() && reply.status != 503 && reply.status != 429 {
+            let (table, round) = job.command.target();
+            let t = refusal::target(state, &job.operator, table.as_deref(), round.as_deref());
+            events.push(Event::CommandRefused {
+                command: job.command.name().to_string(),
+                request: match &job.command {
+                    Command::TableAction { action, .. } => Some(
+                        action
+                            .clone()
+                            .unwrap_or_else(|| json!({"action": "automatic"})),
+                    ),
+                    _ => None,
+                },
+                table: t.table,
+                round: t.round,
+                requested: t.requested,
+                refusal: refusal_of(reply),
+            });
+        }
+        for ev in &mut events {
+            match ev {
+                Event::BetRefused {
+                    request, refusal, ..
+                } => {
+                    *request = refusal::loggable(request);
+                    refusal::bound(refusal);
+                }
+                Event::EventRefused { event, refusal, .. } => {
+                    *event = refusal::loggable(event);
+                    refusal::bound(refusal);
+                }
+                Event::CommandRefused {
+                    request, refusal, ..
+                } => {
+                    if let Some(r) = request {
+                        *r = refusal::loggable(r);
+                    }
+                    refusal::bound(refusal);
+                }
+                _ => {}
+            }
+        }
+        events
+    }
+
+    /// Charges the log bytes of a command's refusal entries to its operator; `Some(429)` when
+    /// the operator's refusal budget is used up (then nothing is logged).
+    fn charge_refusals(&self, operator: &str, events: &[Event]) -> Option<Reply> {
+        let bytes: usize = events
+            .iter()
+            .map(|e| serde_json::to_vec(&e.payload()).map_or(0, |v| v.len()) + 160)
+            .sum();
+        let cells = u32::try_from(bytes).unwrap_or(u32::MAX);
+        match self.refusal_budget.take(&operator.to_string(), cells) {
+            Ok(()) => None,
+            Err(wait) => {
+                self.metrics
+                    .throttled
+                    .refusal_log_bytes
+                    .fetch_add(1, Ordering::Relaxed);
+                self.metrics
+                    .refusals_unlogged
+                    .fetch_add(events.len() as u64, Ordering::Relaxed);
+                let t = crate::limits::Throttled {
+                    code: "refusal_budget_exceeded",
+                    detail: String::new(),
+                    retry_after: wait,
+                };
+                Some(Reply::throttled(
+                    t.code,
+                    format!(
+                        "operator {operator}'s refused requests filled its share of the audit log ({} bytes a second); nothing was recorded, retry later",
+                        self.limits.operator_refusal_log_bytes_per_s
+                    ),
+                    t.retry_after_s(),
+                ))
+            }
         }
     }
 
