@@ -71,6 +71,10 @@ pub enum Command {
         /// `seed-key` beside the signing key, created if absent).
         #[arg(long, env = "PITBOSS_SEED_KEY")]
         seed_key: Option<PathBuf>,
+        /// Seconds an idempotency record is kept (a retry within it gets the first answer;
+        /// after it, a retry is a new request).
+        #[arg(long, env = "PITBOSS_IDEMPOTENCY_RETENTION_S", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..))]
+        idempotency_retention_s: u64,
         #[command(flatten)]
         limits: LimitArgs,
     },
@@ -189,6 +193,7 @@ pub fn run(cli: Cli) -> ExitCode {
             admin_key,
             origin,
             seed_key,
+            idempotency_retention_s,
             limits,
         } => {
             // A service never starts on plans with errors: it would enforce rules nobody approved.
@@ -208,6 +213,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 admin_key,
                 origin,
                 seed_key,
+                idempotency_retention: std::time::Duration::from_secs(idempotency_retention_s),
                 limits: limits.into(),
             };
             match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {

@@ -38,6 +38,8 @@ pub struct ServeConfig {
     pub origin: String,
     /// The key that encrypts stored RNG seeds; default `seed-key` beside the signing key.
     pub seed_key: Option<PathBuf>,
+    /// How long idempotency records are kept.
+    pub idempotency_retention: std::time::Duration,
     pub limits: crate::limits::Limits,
 }
 
@@ -122,6 +124,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             limits: config.limits.clone(),
             seed_key: config.seed_key.clone(),
             throttled: throttled.clone(),
+            idempotency_retention: Some(config.idempotency_retention),
         },
     )
     .map_err(|e| e.to_string())?;

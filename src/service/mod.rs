@@ -40,6 +40,7 @@ use crate::store::schema::{audit_entries, checkpoints, idempotency, log_state, r
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
 pub mod refusal;
+pub mod retention;
 pub mod secrets;
 
 use secrets::SeedCipher;
@@ -305,6 +306,8 @@ pub struct StartOptions {
     pub seed_key: Option<PathBuf>,
     /// Counters the HTTP layer's limits share with the writer's, for `/metrics`.
     pub throttled: Arc<ThrottleCounters>,
+    /// How long idempotency records are kept (`None`: [`retention::DEFAULT_RETENTION`]).
+    pub idempotency_retention: Option<Duration>,
 }
 
 /// Loads the signing key from `path`, or creates one there (PKCS#8 PEM, mode 0600) on first
@@ -364,7 +367,6 @@ struct Writer {
     key_validity: Arc<RwLock<Vec<pitboss_audit::keys::KeyValidity>>>,
     plans: Arc<PlanSet>,
     metrics: Arc<Metrics>,
-    idem: IdempotencyCache,
     /// Secret RNG seeds of rounds not yet settled.
     seeds: HashMap<String, [u8; 32]>,
     /// Seeds are stored encrypted with this (its key lives beside the signing key).
@@ -405,7 +407,6 @@ impl Service {
         let plans = Arc::new(plans);
         let mut conn = store::connect(&url)?;
         let (appender, state, leaves) = recover(&mut conn, &plans, &signer, origin)?;
-        let idem = load_idempotency(&mut conn)?;
         let seeds = load_seeds(&mut conn, &seed_cipher)?;
         let metrics = Arc::new(Metrics {
             throttled: options.throttled.clone(),
@@ -428,7 +429,6 @@ impl Service {
             key_validity: key_validity.clone(),
             plans: plans.clone(),
             metrics: metrics.clone(),
-            idem,
             seeds,
             seed_cipher,
             last_checkpoint: Instant::now(),
@@ -440,6 +440,12 @@ impl Service {
             limits: options.limits,
         };
         writer.log_loaded_plans()?;
+        retention::spawn_pruner(
+            url.clone(),
+            options
+                .idempotency_retention
+                .unwrap_or(retention::DEFAULT_RETENTION),
+        )?;
         // A checkpoint at start covers whatever the previous run left unsigned.
         writer.checkpoint_if_pending().map_err(StartError::Replay)?;
         std::thread::Builder::new()
@@ -572,22 +578,36 @@ fn recover(
     Ok((appender, state, leaves))
 }
 
-fn load_idempotency(conn: &mut DbConnection) -> Result<IdempotencyCache, StoreError> {
-    let rows: Vec<(String, String, String, i32, String)> = idempotency::table
-        .select((
-            idempotency::operator_id,
-            idempotency::idem_key,
-            idempotency::request_hash,
-            idempotency::status,
-            idempotency::body,
-        ))
-        .load(conn)?;
-    rows.into_iter()
-        .map(|(op, key, hash, status, body)| {
+/// The stored answers of the batch's idempotency keys, read in one query per operator: the
+/// store is the only record of answers (no cache grows in memory), and a key is found until
+/// its record is pruned after the retention period.
+fn stored_answers(conn: &mut DbConnection, jobs: &[Job]) -> Result<IdempotencyCache, StoreError> {
+    let mut by_operator: HashMap<&str, Vec<&str>> = HashMap::new();
+    for j in jobs {
+        if let Some(idem) = &j.idem {
+            by_operator
+                .entry(j.operator.as_str())
+                .or_default()
+                .push(idem.key.as_str());
+        }
+    }
+    let mut out = IdempotencyCache::new();
+    for (op, keys) in by_operator {
+        let rows: Vec<(String, String, i32, String)> = idempotency::table
+            .filter(idempotency::operator_id.eq(op))
+            .filter(idempotency::idem_key.eq_any(&keys))
+            .select((
+                idempotency::idem_key,
+                idempotency::request_hash,
+                idempotency::status,
+                idempotency::body,
+            ))
+            .load(conn)?;
+        for (key, hash, status, body) in rows {
             let body: Value = serde_json::from_str(&body)
                 .map_err(|e| StoreError::Corrupt(format!("idempotency record: {e}")))?;
-            Ok((
-                (op, key),
+            out.insert(
+                (op.to_string(), key),
                 (
                     hash,
                     Reply {
@@ -596,9 +616,10 @@ fn load_idempotency(conn: &mut DbConnection) -> Result<IdempotencyCache, StoreEr
                         retry_after_s: None,
                     },
                 ),
-            ))
-        })
-        .collect()
+            );
+        }
+    }
+    Ok(out)
 }
 
 fn load_seeds(
@@ -763,6 +784,24 @@ impl Writer {
     }
 
     fn process(&mut self, jobs: Vec<Job>) {
+        let stored = match stored_answers(&mut self.conn, &jobs) {
+            Ok(s) => s,
+            Err(e) => {
+                self.metrics
+                    .storage_failures
+                    .fetch_add(1, Ordering::Relaxed);
+                let pending = jobs
+                    .into_iter()
+                    .map(|job| Pending {
+                        job,
+                        reply: Reply::unavailable("retry"),
+                    })
+                    .collect();
+                self.fail_batch(pending, None, &format!("reading idempotency records: {e}"));
+                self.reload();
+                return;
+            }
+        };
         let now = Utc::now();
         let ts = now_ts(now);
         let mut pending: Vec<Pending> = Vec::with_capacity(jobs.len());
@@ -778,7 +817,7 @@ impl Writer {
         for job in jobs {
             if let Some(idem) = &job.idem {
                 let k = (job.operator.clone(), idem.key.clone());
-                if let Some((hash, reply)) = self.idem.get(&k) {
+                if let Some((hash, reply)) = stored.get(&k) {
                     let r = if hash == &idem.request_hash {
                         reply.clone()
                     } else {
@@ -912,12 +951,6 @@ impl Writer {
     /// Answers every command of a written batch and remembers idempotent answers.
     fn finish(&mut self, pending: Vec<Pending>) {
         for p in pending {
-            if let Some(idem) = &p.job.idem {
-                self.idem.insert(
-                    (p.job.operator.clone(), idem.key.clone()),
-                    (idem.request_hash.clone(), p.reply.clone()),
-                );
-            }
             let _ = p.job.reply.send(p.reply);
         }
     }

@@ -1,0 +1,1 @@
+DROP INDEX idempotency_created_at;
