@@ -3,7 +3,6 @@
 
 use actix_web::{get, post, web, HttpResponse};
 use pitboss_audit::export::{ExportHeader, ExportWriter};
-use pitboss_audit::merkle::LeafSource;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -134,18 +133,6 @@ pub async fn checkpoint_now(
     Ok(HttpResponse::Ok().json(CheckpointSigned { tree_size: size }))
 }
 
-struct Leaves<'a>(&'a [pitboss_audit::hash::Hash]);
-
-impl LeafSource for Leaves<'_> {
-    type Error = String;
-    fn leaf_hash(&self, index: u64) -> Result<pitboss_audit::hash::Hash, String> {
-        self.0
-            .get(index as usize)
-            .copied()
-            .ok_or_else(|| format!("no leaf {index}"))
-    }
-}
-
 /// A self-contained inclusion proof of entry `seq` against the latest checkpoint, in the
 /// format `pitboss-audit check-proof` reads.
 ///
@@ -179,22 +166,43 @@ pub async fn proof(
         .await
         .map_err(|e| unavailable(&e))?;
     let pool = state.service.pool.clone();
-    let (entry, cp) =
-        blocking(move || Ok((read::entry(&pool, seq)?, read::latest_checkpoint(&pool)?))).await?;
-    let entry =
-        entry.ok_or_else(|| Problem::not_found("entry_not_found", format!("no entry {seq}")))?;
-    let cp =
-        cp.ok_or_else(|| Problem::not_found("no_checkpoint", "no checkpoint has been signed yet"))?;
-    if seq >= cp.checkpoint.size {
-        return Err(Problem::not_found(
+    // The proof is made from the stored tree's tiles: O(log n) rows, nothing held in memory.
+    let file = blocking(move || {
+        let Some(entry) = read::entry(&pool, seq)? else {
+            return Ok(Err("entry_not_found"));
+        };
+        let Some(cp) = read::latest_checkpoint(&pool)? else {
+            return Ok(Err("no_checkpoint"));
+        };
+        if seq >= cp.checkpoint.size {
+            return Ok(Ok(None));
+        }
+        let mut conn = pool
+            .get()
+            .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
+        let src = crate::store::tiles::TileSource::new(crate::store::tiles::DbTiles(
+            std::cell::RefCell::new(&mut conn),
+        ));
+        pitboss_audit::proof::make_proof(&src, &entry, seq, &cp)
+            .map(|f| Ok(Some(f)))
+            .map_err(|e| crate::store::StoreError::Corrupt(e.to_string()))
+    })
+    .await?;
+    match file {
+        Ok(Some(file)) => Ok(HttpResponse::Ok().json(file)),
+        Ok(None) => Err(Problem::not_found(
             "entry_not_covered",
             format!("entry {seq} is not yet covered by a checkpoint"),
-        ));
+        )),
+        Err("entry_not_found") => Err(Problem::not_found(
+            "entry_not_found",
+            format!("no entry {seq}"),
+        )),
+        Err(_) => Err(Problem::not_found(
+            "no_checkpoint",
+            "no checkpoint has been signed yet",
+        )),
     }
-    let leaves = state.service.leaves.read().expect("leaves lock");
-    let file = pitboss_audit::proof::make_proof(&Leaves(&leaves), &entry, seq, &cp)
-        .map_err(|e| unavailable(&e.to_string()))?;
-    Ok(HttpResponse::Ok().json(file))
 }
 
 /// The whole log as JSONL: header, entries, and the signed checkpoints in place, ending with

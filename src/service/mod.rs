@@ -37,6 +37,7 @@ use crate::plan::model::Mode;
 use crate::plan::PlanSet;
 use crate::round::{draw_pocket, CardRecord, Event, Phase, Refund, State};
 use crate::store::schema::{audit_entries, checkpoints, idempotency, log_state, rng_seeds};
+use crate::store::tiles::{write_tiles, TileRow, Tiles};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
 pub mod refusal;
@@ -276,7 +277,6 @@ pub struct Metrics {
 pub struct Service {
     tx: SyncSender<Msg>,
     pub state: Arc<RwLock<State>>,
-    pub leaves: Arc<RwLock<Vec<Hash>>>,
     pub pool: ReadPool,
     pub plans: Arc<PlanSet>,
     pub metrics: Arc<Metrics>,
@@ -363,7 +363,8 @@ struct Writer {
     appender: Appender,
     signer: NoteSigner,
     state: Arc<RwLock<State>>,
-    leaves: Arc<RwLock<Vec<Hash>>>,
+    /// The right edge of the stored Merkle tree (the partial tile of each level).
+    tiles: Tiles,
     key_validity: Arc<RwLock<Vec<pitboss_audit::keys::KeyValidity>>>,
     plans: Arc<PlanSet>,
     metrics: Arc<Metrics>,
@@ -406,7 +407,7 @@ impl Service {
             })?;
         let plans = Arc::new(plans);
         let mut conn = store::connect(&url)?;
-        let (appender, state, leaves) = recover(&mut conn, &plans, &signer, origin)?;
+        let (appender, state, tiles) = recover(&mut conn, &plans, &signer, origin)?;
         let seeds = load_seeds(&mut conn, &seed_cipher)?;
         let metrics = Arc::new(Metrics {
             throttled: options.throttled.clone(),
@@ -416,7 +417,6 @@ impl Service {
             .log_entries
             .store(appender.size(), Ordering::Relaxed);
         let state = Arc::new(RwLock::new(state));
-        let leaves = Arc::new(RwLock::new(leaves));
         let key_validity = Arc::new(RwLock::new(appender.keys().validity()));
         let pool = store::read_pool(&url, 4)?;
         let (tx, rx) = mpsc::sync_channel(QUEUE_CAPACITY);
@@ -425,7 +425,7 @@ impl Service {
             appender,
             signer,
             state: state.clone(),
-            leaves: leaves.clone(),
+            tiles,
             key_validity: key_validity.clone(),
             plans: plans.clone(),
             metrics: metrics.clone(),
@@ -454,7 +454,6 @@ impl Service {
         Ok(Service {
             tx,
             state,
-            leaves,
             pool,
             plans,
             metrics,
@@ -510,7 +509,7 @@ fn recover(
     plans: &PlanSet,
     signer: &NoteSigner,
     origin: &str,
-) -> Result<(Appender, State, Vec<Hash>), StartError> {
+) -> Result<(Appender, State, Tiles), StartError> {
     let stored: Option<String> = log_state::table
         .filter(log_state::id.eq(1))
         .select(log_state::state)
@@ -527,33 +526,26 @@ fn recover(
             .map_err(|e| StartError::Replay(e.to_string()))?,
     };
     let mut state = State::default();
-    let mut leaves = Vec::with_capacity(appender.size() as usize);
+    let mut count: u64 = 0;
     let mut last: i64 = -1;
     const PAGE: i64 = 10_000;
     loop {
-        let rows: Vec<(i64, Vec<u8>, Vec<u8>)> = audit_entries::table
+        let rows: Vec<(i64, Vec<u8>)> = audit_entries::table
             .filter(audit_entries::seq.gt(last))
             .order(audit_entries::seq.asc())
-            .select((
-                audit_entries::seq,
-                audit_entries::canonical,
-                audit_entries::leaf_hash,
-            ))
+            .select((audit_entries::seq, audit_entries::canonical))
             .limit(PAGE)
             .load(conn)
             .map_err(StoreError::from)?;
         if rows.is_empty() {
             break;
         }
-        for (seq, canonical, leaf) in rows {
+        for (seq, canonical) in rows {
             if seq != last + 1 {
                 return Err(StartError::Replay(format!("entry {} is missing", last + 1)));
             }
             last = seq;
-            let leaf: [u8; 32] = leaf
-                .try_into()
-                .map_err(|_| StartError::Replay(format!("entry {seq}: bad leaf hash")))?;
-            leaves.push(Hash(leaf));
+            count += 1;
             let v: Value = serde_json::from_slice(&canonical)
                 .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
             let kind = v["kind"].as_str().unwrap_or_default().to_string();
@@ -568,14 +560,59 @@ fn recover(
             }
         }
     }
-    if leaves.len() as u64 != appender.size() {
+    if count != appender.size() {
         return Err(StartError::Replay(format!(
-            "the log state counts {} entries but {} are stored",
+            "the log state counts {} entries but {count} are stored",
             appender.size(),
-            leaves.len()
         )));
     }
-    Ok((appender, state, leaves))
+    let tiles = match Tiles::load(conn, appender.size()) {
+        Ok(t) => t,
+        // A database written before the tree was stored as tiles: build them once.
+        Err(StoreError::Corrupt(_)) if !tiles_exist(conn)? => backfill_tiles(conn)?,
+        Err(e) => return Err(e.into()),
+    };
+    if tiles.size() != appender.size() {
+        return Err(StartError::Replay(format!(
+            "the Merkle tiles cover {} entries, the log {}",
+            tiles.size(),
+            appender.size()
+        )));
+    }
+    Ok((appender, state, tiles))
+}
+
+fn tiles_exist(conn: &mut DbConnection) -> Result<bool, StoreError> {
+    use crate::store::schema::merkle_tiles;
+    let n: i64 = merkle_tiles::table.count().get_result(conn)?;
+    Ok(n > 0)
+}
+
+/// Builds and stores the tiles of a log written before tiles existed, page by page.
+fn backfill_tiles(conn: &mut DbConnection) -> Result<Tiles, StoreError> {
+    let mut tiles = Tiles::new();
+    let mut last: i64 = -1;
+    loop {
+        let rows: Vec<(i64, Vec<u8>)> = audit_entries::table
+            .filter(audit_entries::seq.gt(last))
+            .order(audit_entries::seq.asc())
+            .select((audit_entries::seq, audit_entries::leaf_hash))
+            .limit(10_000)
+            .load(conn)?;
+        if rows.is_empty() {
+            return Ok(tiles);
+        }
+        let mut leaves = Vec::with_capacity(rows.len());
+        for (seq, leaf) in rows {
+            last = seq;
+            let leaf: [u8; 32] = leaf
+                .try_into()
+                .map_err(|_| StoreError::Corrupt(format!("entry {seq}: bad leaf hash")))?;
+            leaves.push(Hash(leaf));
+        }
+        let rows = tiles.append(leaves);
+        conn.transaction(|c| write_tiles(c, &rows))?;
+    }
 }
 
 /// The stored answers of the batch's idempotency keys, read in one query per operator: the
@@ -686,15 +723,14 @@ impl Writer {
             .appender
             .prepare(entries)
             .map_err(|e| StartError::Replay(e.to_string()))?;
-        self.persist(&batch, &[], &[], &[], now)
+        let mut tiles = self.tiles.clone();
+        let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
+        self.persist(&batch, &tile_rows, &[], &[], &[], now)
             .map_err(StoreError::from)?;
         self.appender
             .commit(&batch)
             .map_err(|e| StartError::Replay(e.to_string()))?;
-        self.leaves
-            .write()
-            .expect("leaves lock")
-            .extend(batch.entries.iter().map(|e| e.leaf_hash));
+        self.tiles = tiles;
         let mut state = self.state.write().expect("state lock");
         for e in &events {
             state.apply(&self.plans, e).map_err(StartError::Replay)?;
@@ -903,15 +939,14 @@ impl Writer {
             return;
         }
         let batch = builder.finish();
-        match self.persist(&batch, &pending, &new_seeds, &revealed, now) {
+        let mut tiles = self.tiles.clone();
+        let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
+        match self.persist(&batch, &tile_rows, &pending, &new_seeds, &revealed, now) {
             Ok(()) => {
                 self.appender
                     .commit(&batch)
                     .expect("a batch prepared on this appender commits");
-                {
-                    let mut leaves = self.leaves.write().expect("leaves lock");
-                    leaves.extend(batch.entries.iter().map(|e| e.leaf_hash));
-                }
+                self.tiles = tiles;
                 *self.key_validity.write().expect("keys lock") = self.appender.keys().validity();
                 for (round, seed) in new_seeds {
                     self.seeds.insert(round, seed);
@@ -977,17 +1012,17 @@ impl Writer {
             let attempt = store::connect(&self.url)
                 .map_err(StartError::from)
                 .and_then(|mut conn| {
-                    let (appender, state, leaves) =
+                    let (appender, state, tiles) =
                         recover(&mut conn, &self.plans, &self.signer, self.appender.origin())?;
                     let seeds = load_seeds(&mut conn, &self.seed_cipher)?;
-                    Ok((conn, appender, state, leaves, seeds))
+                    Ok((conn, appender, state, tiles, seeds))
                 });
             match attempt {
-                Ok((conn, appender, state, leaves, seeds)) => {
+                Ok((conn, appender, state, tiles, seeds)) => {
                     self.conn = conn;
                     self.appender = appender;
                     *self.state.write().expect("state lock") = state;
-                    *self.leaves.write().expect("leaves lock") = leaves;
+                    self.tiles = tiles;
                     self.seeds = seeds;
                     return;
                 }
@@ -1002,6 +1037,7 @@ impl Writer {
     fn persist(
         &mut self,
         batch: &SealedBatch,
+        tile_rows: &[TileRow],
         pending: &[Pending],
         new_seeds: &[(String, [u8; 32])],
         revealed: &[String],
@@ -1037,6 +1073,7 @@ impl Writer {
                     .execute(c)?;
             }
             upsert_log_state(c, &state)?;
+            write_tiles(c, tile_rows)?;
             for p in pending {
                 if let Some(idem) = &p.job.idem {
                     diesel::insert_into(idempotency::table)

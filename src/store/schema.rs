@@ -56,3 +56,11 @@ diesel::table! {
         seed -> Binary,
     }
 }
+
+diesel::table! {
+    merkle_tiles (level, idx) {
+        level -> Integer,
+        idx -> BigInt,
+        hashes -> Binary,
+    }
+}

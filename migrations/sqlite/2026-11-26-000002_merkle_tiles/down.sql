@@ -1,0 +1,1 @@
+DROP TABLE merkle_tiles;
