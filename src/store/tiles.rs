@@ -293,7 +293,9 @@ mod tests {
 
     /// Builds tiles by appending in uneven batches, as the writer does, and keeps every row
     /// written (later writes of a tile replace earlier ones).
-    fn build(n: u64) -> (Tiles, HashMap<(u32, u64), Vec<Hash>>, Vec<Hash>) {
+    type Store = HashMap<(u32, u64), Vec<Hash>>;
+
+    fn build(n: u64) -> (Tiles, Store, Vec<Hash>) {
         let leaves: Vec<Hash> = (0..n).map(leaf).collect();
         let mut t = Tiles::new();
         let mut store = HashMap::new();
