@@ -164,6 +164,18 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
             m.storage_failures.load(Ordering::Relaxed),
         ),
         (
+            "pitboss_rounds_in_memory",
+            "Rounds held in memory: the open ones (finished rounds are read from the store).",
+            "gauge",
+            m.rounds_in_memory.load(Ordering::Relaxed),
+        ),
+        (
+            "pitboss_tables_in_memory",
+            "Tables held in memory.",
+            "gauge",
+            m.tables_in_memory.load(Ordering::Relaxed),
+        ),
+        (
             "pitboss_refusals_unlogged_total",
             "Refusal entries not logged because their operator's refusal budget was used up.",
             "counter",

@@ -751,18 +751,61 @@ pub async fn get_table(
     Ok(HttpResponse::Ok().json(t))
 }
 
-fn visible_round<'a>(
+/// A round the caller may read, with its JSON (as `GET /v1/rounds/{round}` answers it), its
+/// table and the table's plan: from memory while it is live, from the store once finished
+/// (the JSON stored when it finished, byte for byte).
+struct RoundView {
+    round: RoundState,
+    json: String,
+    table: String,
+    plan: String,
+}
+
+async fn visible_round(
+    state: &web::Data<AppState>,
     caller: &Caller,
-    s: &'a crate::round::State,
     round: &str,
-) -> Result<&'a RoundState, Problem> {
-    let r = s
-        .rounds
-        .get(round)
-        .ok_or_else(|| Problem::not_found("round_not_found", format!("no round {round}")))?;
-    visible_table(caller, s.tables.get(&r.table))
-        .map_err(|_| Problem::not_found("round_not_found", format!("no round {round}")))?;
-    Ok(r)
+) -> Result<RoundView, Problem> {
+    let absent = || Problem::not_found("round_not_found", format!("no round {round}"));
+    {
+        let s = state.service.state.read().expect("state lock");
+        if let Some(r) = s.rounds.get(round) {
+            let t = visible_table(caller, s.tables.get(&r.table)).map_err(|_| absent())?;
+            return Ok(RoundView {
+                json: serde_json::to_string(r).expect("rounds serialise"),
+                round: r.clone(),
+                table: t.table.clone(),
+                plan: t.plan.clone(),
+            });
+        }
+    }
+    let pool = state.service.pool.clone();
+    let id = round.to_string();
+    let stored = web::block(move || {
+        let mut conn = pool
+            .get()
+            .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
+        crate::service::stored_round(&mut conn, &id)
+    })
+    .await
+    .map_err(|e| super::problem::unavailable(&e.to_string()))?
+    .map_err(|e| super::problem::unavailable(&e.to_string()))?;
+    let Some((table, operator, body)) = stored else {
+        return Err(absent());
+    };
+    if !caller.reads_all() && caller.operator.as_deref() != Some(operator.as_str()) {
+        return Err(absent());
+    }
+    let s = state.service.state.read().expect("state lock");
+    let t = s.tables.get(&table).ok_or_else(absent)?;
+    let r = RoundState::from_stored(t.loaded.plan.plan.family, &body)
+        .map_err(|e| super::problem::unavailable(&e))?;
+    Ok(RoundView {
+        round: r,
+        json: body,
+        table,
+        plan: t.plan.clone(),
+    })
 }
 
 /// One round, with its bets.
@@ -784,8 +827,10 @@ pub async fn get_round(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result<HttpResponse, Problem> {
-    let s = state.service.state.read().expect("state lock");
-    Ok(HttpResponse::Ok().json(visible_round(&caller, &s, &path)?))
+    let v = visible_round(&state, &caller, &path).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .body(v.json))
 }
 
 /// What each bet of a settled round pays, or the refunds of a voided one.
@@ -808,8 +853,8 @@ pub async fn get_settlement(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result<HttpResponse, Problem> {
-    let s = state.service.state.read().expect("state lock");
-    let r = visible_round(&caller, &s, &path)?;
+    let v = visible_round(&state, &caller, &path).await?;
+    let r = &v.round;
     match (&r.settlements, &r.refunds) {
         (Some(settlements), _) => Ok(HttpResponse::Ok().json(SettlementDocument::Settled(
             SettledRound {
@@ -860,12 +905,7 @@ pub async fn recall(
     path: web::Path<String>,
 ) -> Result<HttpResponse, Problem> {
     let round = path.into_inner();
-    let (plan, table) = {
-        let s = state.service.state.read().expect("state lock");
-        let r = visible_round(&caller, &s, &round)?;
-        let t = &s.tables[&r.table];
-        (t.plan.clone(), t.table.clone())
-    };
+    let RoundView { plan, table, .. } = visible_round(&state, &caller, &round).await?;
     let pool = state.service.pool.clone();
     let rows = web::block(move || crate::service::read::entries_of_round(&pool, &round))
         .await

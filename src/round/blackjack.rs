@@ -148,7 +148,7 @@ impl DecisionRequest {
 }
 
 /// The blackjack part of a round: the driver's state and what the round awaits.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct BlackjackRound {
     /// The driver's state: every box with its hands, insurance and Bets Behind, the dealer's
     /// cards, every card in dealing order.

@@ -442,7 +442,7 @@ pub struct BetRecord {
 }
 
 /// A player's decision, as the round holds it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DecisionRecord {
     pub player: String,
     #[schema(value_type = String, example = "call")]
@@ -573,6 +573,92 @@ pub struct TableState {
     pub seated: BTreeMap<String, u32>,
     #[serde(skip)]
     pub loaded: Arc<LoadedPlan>,
+}
+
+/// A round as stored once finished: the JSON it serialises to, read back. Placements are
+/// read with the family of the round's plan (their JSON shape is the family's).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoredRound {
+    round: String,
+    table: String,
+    number: u64,
+    phase: Phase,
+    opened_at: DateTime<Utc>,
+    betting_deadline: DateTime<Utc>,
+    rng_commitment: Option<String>,
+    bets: Vec<StoredBet>,
+    result: Option<u8>,
+    invalid_spins: u32,
+    cards: Vec<CardRecord>,
+    outcome: Option<Value>,
+    misdeals: u32,
+    decisions: Vec<DecisionRecord>,
+    decisions_pending: Vec<String>,
+    decision_deadline: Option<DateTime<Utc>>,
+    decisions_closed: bool,
+    settlements: Option<Vec<BetSettlement>>,
+    refunds: Option<Vec<Refund>>,
+    blackjack: Option<BlackjackRound>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoredBet {
+    bet: String,
+    player: String,
+    request: Value,
+    placements: Value,
+    stake_minor: i64,
+    refunded: bool,
+}
+
+impl RoundState {
+    /// Reads back a round from the JSON it serialises to (a finished round kept in the store).
+    pub fn from_stored(family: Family, v: &str) -> Result<RoundState, String> {
+        let r: StoredRound = serde_json::from_str(v).map_err(|e| format!("stored round: {e}"))?;
+        let bets = r
+            .bets
+            .into_iter()
+            .map(|b| {
+                Ok(BetRecord {
+                    placements: Placements::parse(family, &b.placements)?,
+                    bet: b.bet,
+                    player: b.player,
+                    request: b.request,
+                    stake_minor: b.stake_minor,
+                    refunded: b.refunded,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(RoundState {
+            round: r.round,
+            table: r.table,
+            number: r.number,
+            phase: r.phase,
+            opened_at: r.opened_at,
+            betting_deadline: r.betting_deadline,
+            rng_commitment: r.rng_commitment,
+            bets,
+            result: r.result,
+            invalid_spins: r.invalid_spins,
+            cards: r.cards,
+            outcome: r.outcome,
+            misdeals: r.misdeals,
+            decisions: r.decisions,
+            decisions_pending: r.decisions_pending,
+            decision_deadline: r.decision_deadline,
+            decisions_closed: r.decisions_closed,
+            settlements: r.settlements,
+            refunds: r.refunds,
+            blackjack: r.blackjack,
+        })
+    }
+
+    /// Settled or voided: nothing changes it any more.
+    pub fn is_finished(&self) -> bool {
+        matches!(self.phase, Phase::Settled | Phase::Voided)
+    }
 }
 
 /// The whole domain state: rebuilt from the log at start.

@@ -35,7 +35,7 @@ use crate::limits::{Limits, Rate, ThrottleCounters};
 use crate::plan::canonical::hex;
 use crate::plan::model::Mode;
 use crate::plan::PlanSet;
-use crate::round::{draw_pocket, CardRecord, Event, Phase, Refund, State};
+use crate::round::{draw_pocket, CardRecord, Event, Phase, Refund, RoundState, State};
 use crate::store::schema::{audit_entries, checkpoints, idempotency, log_state, rng_seeds};
 use crate::store::tiles::{write_tiles, TileRow, Tiles};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
@@ -271,6 +271,9 @@ pub struct Metrics {
     pub throttled: Arc<ThrottleCounters>,
     /// Refusal entries not logged because their operator's refusal budget was used up.
     pub refusals_unlogged: AtomicU64,
+    /// Rounds and tables held in memory (the live working set).
+    pub rounds_in_memory: AtomicU64,
+    pub tables_in_memory: AtomicU64,
 }
 
 /// What the HTTP layer holds.
@@ -440,6 +443,7 @@ impl Service {
             limits: options.limits,
         };
         writer.log_loaded_plans()?;
+        writer.evict(&[]);
         retention::spawn_pruner(
             url.clone(),
             options
@@ -528,6 +532,17 @@ fn recover(
     let mut state = State::default();
     let mut count: u64 = 0;
     let mut last: i64 = -1;
+    // A database written before finished rounds were stored: store them as the replay
+    // finishes them (once).
+    let backfill = {
+        use crate::store::schema::finished_rounds;
+        let n: i64 = finished_rounds::table
+            .count()
+            .get_result(conn)
+            .map_err(StoreError::from)?;
+        n == 0
+    };
+    let mut to_store: Vec<FinishedRow> = Vec::new();
     const PAGE: i64 = 10_000;
     loop {
         let rows: Vec<(i64, Vec<u8>)> = audit_entries::table
@@ -557,7 +572,20 @@ fn recover(
                 state
                     .apply(plans, &event)
                     .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
+                // A finished round leaves memory: the replay holds only what is live.
+                if let Event::RoundSettled { round, .. } | Event::RoundVoided { round, .. } = &event
+                {
+                    if backfill {
+                        to_store.extend(finished_rows(&state, std::slice::from_ref(round)));
+                    }
+                    state.rounds.remove(round);
+                }
             }
+        }
+        if !to_store.is_empty() {
+            conn.transaction(|c| write_finished(c, &to_store))
+                .map_err(StoreError::from)?;
+            to_store.clear();
         }
     }
     if count != appender.size() {
@@ -725,7 +753,7 @@ impl Writer {
             .map_err(|e| StartError::Replay(e.to_string()))?;
         let mut tiles = self.tiles.clone();
         let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
-        self.persist(&batch, &tile_rows, &[], &[], &[], now)
+        self.persist(&batch, &tile_rows, &[], &[], &[], &[], now)
             .map_err(StoreError::from)?;
         self.appender
             .commit(&batch)
@@ -846,6 +874,10 @@ impl Writer {
         let mut revealed: Vec<String> = Vec::new();
         // Idempotency keys first used in this batch: a repeat inside the batch gets the answer.
         let mut batch_keys: HashMap<(String, String), usize> = HashMap::new();
+        // Finished rounds read back from the store for this batch's commands, and rounds this
+        // batch finishes: both leave memory once the batch is durable.
+        let mut faulted: Vec<String> = Vec::new();
+        let mut finished_now: Vec<String> = Vec::new();
         let mut state = self
             .state
             .write()
@@ -873,6 +905,16 @@ impl Writer {
                     });
                     continue;
                 }
+            }
+            if let Err(e) = fault_in(&mut self.conn, &mut state, &job, &mut faulted) {
+                drop(state);
+                self.fail_batch(
+                    pending,
+                    Some(job),
+                    &format!("reading a finished round: {e}"),
+                );
+                self.reload();
+                return;
             }
             let seeds_mark = new_seeds.len();
             let revealed_mark = revealed.len();
@@ -919,6 +961,9 @@ impl Writer {
                 }
             }
             for ev in &events {
+                if let Event::RoundSettled { round, .. } | Event::RoundVoided { round, .. } = ev {
+                    finished_now.push(round.clone());
+                }
                 if let Err(e) = state.apply(&self.plans, ev) {
                     // The decision and the fold disagree: a defect, never a rule of the plan.
                     drop(state);
@@ -932,8 +977,10 @@ impl Writer {
             }
             pending.push(Pending { job, reply });
         }
+        let finished_rows = finished_rows(&state, &finished_now);
         drop(state);
         if builder.is_empty() {
+            self.evict(&faulted);
             // Only refusals that log nothing (unknown round…) and idempotent answers.
             self.finish(pending);
             return;
@@ -941,12 +988,22 @@ impl Writer {
         let batch = builder.finish();
         let mut tiles = self.tiles.clone();
         let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
-        match self.persist(&batch, &tile_rows, &pending, &new_seeds, &revealed, now) {
+        match self.persist(
+            &batch,
+            &tile_rows,
+            &finished_rows,
+            &pending,
+            &new_seeds,
+            &revealed,
+            now,
+        ) {
             Ok(()) => {
                 self.appender
                     .commit(&batch)
                     .expect("a batch prepared on this appender commits");
                 self.tiles = tiles;
+                self.evict(&faulted);
+                self.evict(&finished_now);
                 *self.key_validity.write().expect("keys lock") = self.appender.keys().validity();
                 for (round, seed) in new_seeds {
                     self.seeds.insert(round, seed);
@@ -1034,10 +1091,12 @@ impl Writer {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn persist(
         &mut self,
         batch: &SealedBatch,
         tile_rows: &[TileRow],
+        finished: &[FinishedRow],
         pending: &[Pending],
         new_seeds: &[(String, [u8; 32])],
         revealed: &[String],
@@ -1074,6 +1133,7 @@ impl Writer {
             }
             upsert_log_state(c, &state)?;
             write_tiles(c, tile_rows)?;
+            write_finished(c, finished)?;
             for p in pending {
                 if let Some(idem) = &p.job.idem {
                     diesel::insert_into(idempotency::table)
@@ -1491,6 +1551,22 @@ impl Writer {
                 Err(r) => refused(r),
             },
         }
+    }
+
+    /// Drops finished rounds from memory (their state is in the store).
+    fn evict(&self, rounds: &[String]) {
+        let mut state = self.state.write().expect("state lock");
+        for r in rounds {
+            if state.rounds.get(r).is_some_and(RoundState::is_finished) {
+                state.rounds.remove(r);
+            }
+        }
+        self.metrics
+            .rounds_in_memory
+            .store(state.rounds.len() as u64, Ordering::Relaxed);
+        self.metrics
+            .tables_in_memory
+            .store(state.tables.len() as u64, Ordering::Relaxed);
     }
 
     /// A count quota the command would exceed (answered 429, nothing logged).
@@ -1955,6 +2031,89 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
         e = e.bet(b);
     }
     e
+}
+
+/// A command on a round that has left memory (settled or voided): the round is read back
+/// from the store for this batch, so the command is decided exactly as before (and
+/// refused as it was: a finished round takes no bets, no events).
+fn fault_in(
+    conn: &mut DbConnection,
+    state: &mut State,
+    job: &Job,
+    faulted: &mut Vec<String>,
+) -> Result<(), StoreError> {
+    let (_, Some(round)) = job.command.target() else {
+        return Ok(());
+    };
+    if state.rounds.contains_key(&round) {
+        return Ok(());
+    }
+    let Some((table, _, body)) = stored_round(conn, &round)? else {
+        return Ok(());
+    };
+    let Some(t) = state.tables.get(&table) else {
+        return Ok(());
+    };
+    let r =
+        RoundState::from_stored(t.loaded.plan.plan.family, &body).map_err(StoreError::Corrupt)?;
+    state.rounds.insert(round.clone(), r);
+    faulted.push(round);
+    Ok(())
+}
+
+/// A finished round as stored: `(round, table, operator, the JSON GET answers)`.
+type FinishedRow = (String, String, String, String);
+
+fn finished_rows(state: &State, rounds: &[String]) -> Vec<FinishedRow> {
+    rounds
+        .iter()
+        .filter_map(|r| state.rounds.get(r))
+        .filter(|r| r.is_finished())
+        .map(|r| {
+            (
+                r.round.clone(),
+                r.table.clone(),
+                state
+                    .tables
+                    .get(&r.table)
+                    .map(|t| t.operator.clone())
+                    .unwrap_or_default(),
+                serde_json::to_string(r).expect("rounds serialise"),
+            )
+        })
+        .collect()
+}
+
+fn write_finished(c: &mut DbConnection, rows: &[FinishedRow]) -> Result<(), diesel::result::Error> {
+    use crate::store::schema::finished_rounds;
+    for (round, table, operator, body) in rows {
+        diesel::insert_into(finished_rounds::table)
+            .values((
+                finished_rounds::round_id.eq(round),
+                finished_rounds::table_id.eq(table),
+                finished_rounds::operator_id.eq(operator),
+                finished_rounds::body.eq(body),
+            ))
+            .execute(c)?;
+    }
+    Ok(())
+}
+
+/// A finished round's stored JSON: `(table, operator, body)`.
+pub fn stored_round(
+    conn: &mut DbConnection,
+    round: &str,
+) -> Result<Option<(String, String, String)>, StoreError> {
+    use crate::store::schema::finished_rounds;
+    Ok(finished_rounds::table
+        .filter(finished_rounds::round_id.eq(round))
+        .select((
+            finished_rounds::table_id,
+            finished_rounds::operator_id,
+            finished_rounds::body,
+        ))
+        .first(conn)
+        .optional()?)
 }
 
 fn upsert_log_state(c: &mut DbConnection, state: &str) -> Result<(), diesel::result::Error> {

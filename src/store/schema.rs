@@ -64,3 +64,12 @@ diesel::table! {
         hashes -> Binary,
     }
 }
+
+diesel::table! {
+    finished_rounds (round_id) {
+        round_id -> Text,
+        table_id -> Text,
+        operator_id -> Text,
+        body -> Text,
+    }
+}
