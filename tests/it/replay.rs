@@ -30,6 +30,7 @@ pub fn exported_log_verifies_and_replays_on(
             anchors: vec![key],
             trusted: None,
             check_canonical: true,
+            ..Default::default()
         },
         |_| {},
     )
