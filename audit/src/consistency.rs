@@ -199,18 +199,20 @@ pub fn prove_consistency_from_export<R: BufRead + Seek>(
     let mut old_root = (old == 0).then(|| frontier.root());
     let mut new_root = (new == 0).then(|| frontier.root());
     let (mut old_cp, mut new_cp) = (None, None);
+    let mut entries = 0u64;
     for_each_line(&mut r, |n, line| {
         if line.starts_with(ENTRY_LINE_PREFIX) {
             let e = scan_entry(line).map_err(|e| ProveConsistencyError::Malformed {
                 line: n,
                 detail: e.to_string(),
             })?;
-            if e.seq != frontier.size() {
+            if e.seq != entries {
                 return Err(ProveConsistencyError::Malformed {
                     line: n,
-                    detail: format!("expected seq {}, found {}", frontier.size(), e.seq),
+                    detail: format!("expected seq {entries}, found {}", e.seq),
                 });
             }
+            entries += 1;
             if frontier.size() < new {
                 let leaf = leaf_hash(line);
                 hasher.push(frontier.size(), leaf);
@@ -247,7 +249,6 @@ pub fn prove_consistency_from_export<R: BufRead + Seek>(
         }
         Ok(())
     })?;
-    let entries = frontier.size();
     let (Some(old_root), Some(new_root)) = (old_root, new_root) else {
         return Err(ProveConsistencyError::TooShort { entries, new });
     };
