@@ -33,8 +33,9 @@ pub struct ServeConfig {
     /// A bootstrap admin key to install (`pb_<16 hex>_<64 hex>`); if none is configured and
     /// no admin key exists, one is generated and printed once.
     pub admin_key: Option<String>,
-    /// The log's origin line (also the key name in checkpoints).
-    pub origin: String,
+    /// The log's origin line (also the key name in checkpoints). Required with PostgreSQL;
+    /// with the embedded SQLite default, the stored one or one derived from the key.
+    pub origin: Option<String>,
 }
 
 /// Largest request body accepted, in bytes.
@@ -91,6 +92,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(audit::checkpoint)
         .service(audit::checkpoint_now)
         .service(audit::proof)
+        .service(audit::consistency)
         .service(audit::export)
         .service(audit::public_key);
 }
@@ -109,7 +111,8 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         .clone()
         .unwrap_or_else(|| config.data_dir.join("signing-key.pem"));
     let service =
-        Service::start(url.clone(), plans, &key_path, &config.origin).map_err(|e| e.to_string())?;
+        Service::start(url.clone(), plans, &key_path, config.origin.as_deref())
+            .map_err(|e| e.to_string())?;
     let mut conn = store::connect(&url).map_err(|e| e.to_string())?;
     let keys = KeyRing::load(&mut conn).map_err(|e| e.to_string())?;
     if let Some(k) = &config.admin_key {

@@ -133,10 +133,13 @@ impl TestServer {
             .arg(storage.data_dir())
             .env_remove("DATABASE_URL")
             .env_remove("PITBOSS_ADMIN_KEY")
+            .env_remove("PITBOSS_LOG_ORIGIN")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         if let Some(pg) = &storage.pg {
-            cmd.args(["--database-url", &pg.url]);
+            // A PostgreSQL deployment must name its log; each test database is its own log.
+            cmd.args(["--database-url", &pg.url])
+                .args(["--origin", &format!("pitboss.test/{}", pg.name)]);
         }
         for (k, v) in env {
             cmd.env(k, v);
