@@ -82,7 +82,10 @@ mod tests {
             let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
-        assert_eq!(load_or_create(&path).expect("read").to_bytes(), key.to_bytes());
+        assert_eq!(
+            load_or_create(&path).expect("read").to_bytes(),
+            key.to_bytes()
+        );
         assert_eq!(fingerprint(&key).len(), 16);
     }
 }

@@ -53,18 +53,27 @@ mod tests {
 
     #[test]
     fn the_embedded_default_derives_a_unique_origin_from_the_key_and_keeps_a_stored_one() {
-        let (a, b) = (SigningKey::from_bytes(&[1; 32]), SigningKey::from_bytes(&[2; 32]));
+        let (a, b) = (
+            SigningKey::from_bytes(&[1; 32]),
+            SigningKey::from_bytes(&[2; 32]),
+        );
         let oa = resolve(None, None, &a, true).expect("derived");
         assert!(oa.starts_with("localhost/pitboss/"), "{oa}");
         assert_ne!(oa, resolve(None, None, &b, true).expect("derived"));
-        assert_eq!(resolve(None, Some("x.example/log"), &a, true), Ok("x.example/log".into()));
+        assert_eq!(
+            resolve(None, Some("x.example/log"), &a, true),
+            Ok("x.example/log".into())
+        );
     }
 
     #[test]
     fn production_must_name_its_origin_and_cannot_rename_a_log() {
         let k = SigningKey::from_bytes(&[1; 32]);
         assert_eq!(resolve(None, None, &k, false), Err(OriginError::Required));
-        assert_eq!(resolve(None, Some("a.example/log"), &k, false), Err(OriginError::Required));
+        assert_eq!(
+            resolve(None, Some("a.example/log"), &k, false),
+            Err(OriginError::Required)
+        );
         assert_eq!(
             resolve(Some("a.example/log"), None, &k, false),
             Ok("a.example/log".into())

@@ -26,7 +26,11 @@ pub struct Disagreement {
 
 impl std::fmt::Display for Disagreement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DISAGREE seq {} ({}): {}", self.seq, self.kind, self.message)
+        write!(
+            f,
+            "DISAGREE seq {} ({}): {}",
+            self.seq, self.kind, self.message
+        )
     }
 }
 
@@ -81,8 +85,8 @@ pub fn replay_export<R: BufRead>(
             return Err(malformed("line cut or too long".to_owned()));
         }
         if line == 1 {
-            let h: ExportHeader = serde_json::from_slice(&buf)
-                .map_err(|e| malformed(format!("header: {e}")))?;
+            let h: ExportHeader =
+                serde_json::from_slice(&buf).map_err(|e| malformed(format!("header: {e}")))?;
             summary.origin = h.origin;
             continue;
         }

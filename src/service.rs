@@ -963,7 +963,10 @@ impl Writer {
             }
             Command::CloseTable { table, reason } => {
                 // A round left open is voided, and an RNG round's seed revealed with it.
-                let open_round = state.tables.get(table).and_then(|t| t.current_round.clone());
+                let open_round = state
+                    .tables
+                    .get(table)
+                    .and_then(|t| t.current_round.clone());
                 let seed = open_round.as_ref().and_then(|r| self.seeds.get(r)).copied();
                 match state.decide_close_table(op, table, reason, seed) {
                     Ok(events) => {
@@ -1266,19 +1269,16 @@ impl Writer {
                 }
                 Err(r) => refused(r),
             },
-            Command::Void { round, reason } => match state.decide_void(
-                op,
-                round,
-                reason,
-                self.seeds.get(round).copied(),
-            ) {
-                Ok(events) => {
-                    let body = outcome_body(state, round, &events);
-                    revealed.push(round.clone());
-                    (events, Reply::ok(200, &body))
+            Command::Void { round, reason } => {
+                match state.decide_void(op, round, reason, self.seeds.get(round).copied()) {
+                    Ok(events) => {
+                        let body = outcome_body(state, round, &events);
+                        revealed.push(round.clone());
+                        (events, Reply::ok(200, &body))
+                    }
+                    Err(r) => refused(r),
                 }
-                Err(r) => refused(r),
-            },
+            }
             Command::Connection {
                 table,
                 player,

@@ -9,8 +9,8 @@ use utoipa::IntoParams;
 
 use super::auth::{Caller, Role};
 use super::dto::{
-    AuditEntries, CheckpointSigned, ConsistencyProofDocument, InclusionProofDocument,
-    LoggedEntry, ProblemDocument,
+    AuditEntries, CheckpointSigned, ConsistencyProofDocument, InclusionProofDocument, LoggedEntry,
+    ProblemDocument,
 };
 use super::problem::{unavailable, Problem};
 use super::startup::AppState;

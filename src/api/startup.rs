@@ -110,9 +110,8 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         .signing_key
         .clone()
         .unwrap_or_else(|| config.data_dir.join("signing-key.pem"));
-    let service =
-        Service::start(url.clone(), plans, &key_path, config.origin.as_deref())
-            .map_err(|e| e.to_string())?;
+    let service = Service::start(url.clone(), plans, &key_path, config.origin.as_deref())
+        .map_err(|e| e.to_string())?;
     let mut conn = store::connect(&url).map_err(|e| e.to_string())?;
     let keys = KeyRing::load(&mut conn).map_err(|e| e.to_string())?;
     if let Some(k) = &config.admin_key {

@@ -148,11 +148,12 @@ impl WitnessClient {
                     return Ok(c);
                 }
                 409 if ctype.starts_with(SIZE_CONTENT_TYPE) => {
-                    let witness_size = parse_size_body(&answer).map_err(|e| ClientError::BadAnswer {
-                        url: self.url.clone(),
-                        witness: self.witness.name().to_owned(),
-                        detail: e.to_string(),
-                    })?;
+                    let witness_size =
+                        parse_size_body(&answer).map_err(|e| ClientError::BadAnswer {
+                            url: self.url.clone(),
+                            witness: self.witness.name().to_owned(),
+                            detail: e.to_string(),
+                        })?;
                     self.known_size = Some(witness_size);
                 }
                 _ => {

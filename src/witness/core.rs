@@ -22,8 +22,7 @@ impl Logs {
     pub fn from_vkeys<'a>(vkeys: impl IntoIterator<Item = &'a str>) -> Result<Logs, String> {
         let mut map: BTreeMap<String, Vec<NoteVerifier>> = BTreeMap::new();
         for s in vkeys {
-            let v = NoteVerifier::from_vkey(s.trim())
-                .map_err(|e| format!("log key {s:?}: {e}"))?;
+            let v = NoteVerifier::from_vkey(s.trim()).map_err(|e| format!("log key {s:?}: {e}"))?;
             let keys = map.entry(v.name().to_owned()).or_default();
             if !keys.contains(&v) {
                 keys.push(v);

@@ -49,8 +49,7 @@ impl WitnessConfig {
     fn logs(&self) -> Result<Logs, String> {
         let mut vkeys: Vec<String> = self.log_keys.clone();
         if let Some(f) = &self.logs_file {
-            let text =
-                std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+            let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
             vkeys.extend(
                 text.lines()
                     .map(|l| l.split('#').next().unwrap_or_default().trim())
@@ -60,7 +59,9 @@ impl WitnessConfig {
         }
         let logs = Logs::from_vkeys(vkeys.iter().map(String::as_str))?;
         if logs.is_empty() {
-            return Err("a witness needs the logs it witnesses: --log-key VKEY or --logs FILE".into());
+            return Err(
+                "a witness needs the logs it witnesses: --log-key VKEY or --logs FILE".into(),
+            );
         }
         Ok(logs)
     }

@@ -111,7 +111,10 @@ pub async fn evidence(
 ) -> Result<HttpResponse, Problem> {
     let witness = state.witness.clone();
     let q = q.into_inner();
-    let limit = q.limit.unwrap_or(MAX_EVIDENCE_PAGE).clamp(1, MAX_EVIDENCE_PAGE);
+    let limit = q
+        .limit
+        .unwrap_or(MAX_EVIDENCE_PAGE)
+        .clamp(1, MAX_EVIDENCE_PAGE);
     let rows = web::block(move || witness.store.evidence(q.origin.as_deref(), q.after, limit))
         .await
         .map_err(|e| unavailable(&e.to_string()))?

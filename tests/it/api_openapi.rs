@@ -1152,7 +1152,10 @@ fn real_requests_and_responses_match_the_spec() {
     };
     let (s, b) = consistency("?from=3&to=7");
     assert!(
-        s == 200 && b["old_size"] == 3 && b["new_size"] == 7 && !b["proof"].as_array().unwrap().is_empty(),
+        s == 200
+            && b["old_size"] == 3
+            && b["new_size"] == 7
+            && !b["proof"].as_array().unwrap().is_empty(),
         "{b}"
     );
     assert_eq!(consistency("?from=7&to=3").0, 400);

@@ -23,3 +23,4 @@ mod replay;
 mod server;
 mod simulate;
 mod source;
+mod trust;

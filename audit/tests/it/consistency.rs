@@ -68,10 +68,7 @@ fn reference() -> Option<(Log, Vec<Hash>, BTreeMap<(u64, u64), Vec<Hash>>)> {
     let mut proofs = BTreeMap::new();
     for (k, v) in out["proofs"].as_object().expect("object") {
         let (m, n) = k.split_once(' ').expect("\"m n\"");
-        proofs.insert(
-            (m.parse().expect("m"), n.parse().expect("n")),
-            hashes(v),
-        );
+        proofs.insert((m.parse().expect("m"), n.parse().expect("n")), hashes(v));
     }
     assert_eq!(proofs.len() as u64, N * (N + 1) / 2);
     Some((log, roots, proofs))
@@ -110,7 +107,10 @@ fn library_proofs_equal_the_python_reference_on_every_pair_up_to_64_and_each_ver
         }
     }
     let verdicts = python("verify", &Value::Array(ours_for_python.clone())).expect("python ran");
-    for (case, ok) in ours_for_python.iter().zip(verdicts.as_array().expect("array")) {
+    for (case, ok) in ours_for_python
+        .iter()
+        .zip(verdicts.as_array().expect("array"))
+    {
         let expected = case.get("expect").is_none();
         assert_eq!(ok.as_bool(), Some(expected), "python on {case}");
     }
@@ -158,8 +158,14 @@ fn the_commands_functions_agree_with_the_python_reference_on_every_pair_up_to_64
             check_consistency(&old, &new, &p.file, &[key], &[], 0)
                 .unwrap_or_else(|e| panic!("{m} -> {n}: {e}"));
         } else {
-            verify_consistency(*m, *n, &old.checkpoint.root, &new.checkpoint.root, &p.file.proof)
-                .unwrap_or_else(|e| panic!("{m} -> {n}: {e}"));
+            verify_consistency(
+                *m,
+                *n,
+                &old.checkpoint.root,
+                &new.checkpoint.root,
+                &p.file.proof,
+            )
+            .unwrap_or_else(|e| panic!("{m} -> {n}: {e}"));
         }
     }
 }
@@ -181,14 +187,27 @@ fn cli_prove_consistency_and_consistency_agree_with_the_python_reference() {
     );
     let key = write(&dir, "a.pub.pem", &pem_of("A"));
     for cp in &log.checkpoints {
-        write(&dir, &format!("cp-{}.txt", cp.checkpoint.size), &cp.to_text());
+        write(
+            &dir,
+            &format!("cp-{}.txt", cp.checkpoint.size),
+            &cp.to_text(),
+        );
     }
     let pairs: Vec<(&(u64, u64), &Vec<Hash>)> = proofs.iter().collect();
     par(&pairs, |((m, n), theirs)| {
         let out = dir.join(format!("p-{m}-{n}.json"));
         let (from, to, out_s) = (m.to_string(), n.to_string(), out.to_str().expect("utf8"));
         let export_s = export.to_str().expect("utf8");
-        let r = run(&["prove-consistency", export_s, "--from", &from, "--to", &to, "-o", out_s]);
+        let r = run(&[
+            "prove-consistency",
+            export_s,
+            "--from",
+            &from,
+            "--to",
+            &to,
+            "-o",
+            out_s,
+        ]);
         assert_eq!(r.code, 0, "{} {}", r.stdout, r.stderr);
         let file: ConsistencyProofFile =
             serde_json::from_str(&std::fs::read_to_string(&out).expect("read")).expect("json");
@@ -207,7 +226,11 @@ fn cli_prove_consistency_and_consistency_agree_with_the_python_reference() {
             "--public-key",
             key.to_str().expect("utf8"),
         ]);
-        assert_eq!(r.code, 0, "consistency {m} -> {n}: {} {}", r.stdout, r.stderr);
+        assert_eq!(
+            r.code, 0,
+            "consistency {m} -> {n}: {} {}",
+            r.stdout, r.stderr
+        );
         assert!(r.stdout.starts_with("OK "), "{}", r.stdout);
     });
 }
@@ -259,7 +282,11 @@ fn a_forked_pair_is_refused_by_the_library_and_the_command() {
         k,
     ]);
     assert_eq!(r.code, 32, "{} {}", r.stdout, r.stderr);
-    assert!(r.stdout.starts_with("FAIL the proof does not show"), "{}", r.stdout);
+    assert!(
+        r.stdout.starts_with("FAIL the proof does not show"),
+        "{}",
+        r.stdout
+    );
     // The whole forked export against the checkpoint of size 35 that the auditor kept.
     let fork_export = write(
         &dir,
@@ -277,7 +304,8 @@ fn a_forked_pair_is_refused_by_the_library_and_the_command() {
     ]);
     assert_eq!(r.code, 20, "{} {}", r.stdout, r.stderr);
     assert!(
-        r.stdout.starts_with("FAIL seq 34: does not extend trusted checkpoint"),
+        r.stdout
+            .starts_with("FAIL seq 34: does not extend trusted checkpoint"),
         "{}",
         r.stdout
     );

@@ -169,12 +169,7 @@ fn a_verifier_key_string_splits_at_its_first_two_plus_signs() {
 #[test]
 fn every_published_key_may_be_passed_across_a_rotation_and_unrelated_ones_are_ignored() {
     let export = rotation_log().export();
-    for keys in [
-        &["A"][..],
-        &["A", "B"],
-        &["B", "A"],
-        &["A", "B", "Z"],
-    ] {
+    for keys in [&["A"][..], &["A", "B"], &["B", "A"], &["A", "B", "Z"]] {
         let s = verify_export(export.as_slice(), opts(keys), |_| {})
             .unwrap_or_else(|f| panic!("{keys:?}: {f}"));
         let b = s
@@ -183,7 +178,10 @@ fn every_published_key_may_be_passed_across_a_rotation_and_unrelated_ones_are_ig
             .find(|k| k.vkey == signer("B").verifier().to_vkey())
             .expect("B scheduled");
         // B keeps the schedule the log gives it, whether or not the auditor trusts it directly.
-        assert_eq!((b.from_size, b.announced_seq, b.authorised), (8, Some(7), true));
+        assert_eq!(
+            (b.from_size, b.announced_seq, b.authorised),
+            (8, Some(7), true)
+        );
     }
     // Only the new key: the checkpoints before the rotation are not by a key it trusts.
     let f = verify_export(export.as_slice(), opts(&["B"]), |_| {}).expect_err("A signed those");
@@ -241,7 +239,10 @@ fn rotations_pair_one_begin_with_one_end_of_the_same_keys() {
         ORIGIN,
         vec![key_a()],
         &[rotation("begin", "A", "B"), rotation("end", "A", "C")],
-        &[(1, vec![a.clone(), b.clone()]), (2, vec![a.clone(), b.clone()])],
+        &[
+            (1, vec![a.clone(), b.clone()]),
+            (2, vec![a.clone(), b.clone()]),
+        ],
     );
     let f = fails(&export, Some(1), Reason::BadRotation);
     assert!(f.detail.contains("other keys"), "{f}");
@@ -344,7 +345,8 @@ fn a_signed_checkpoint_in_the_wrong_place_names_the_entry_it_follows_or_the_firs
 }
 
 #[test]
-fn a_root_mismatch_names_the_last_entry_before_the_checkpoint_when_the_next_entry_shows_it_altered() {
+fn a_root_mismatch_names_the_last_entry_before_the_checkpoint_when_the_next_entry_shows_it_altered()
+{
     let mut l = sixty();
     let i = index_of_entry(&l, 39);
     l[i] = l[i].replace("T12:00:39", "T12:00:38");
@@ -371,7 +373,11 @@ fn checkpoint_lines_read_during_a_look_ahead_are_passed_over_and_the_entry_is_na
     let c = if &l[i][at..at + 1] == "0" { "1" } else { "0" };
     l[i].replace_range(at..at + 1, c);
     let f = fails(&join(&l), Some(19), Reason::BrokenLink);
-    assert!(f.detail.contains("prev_hash does not match hash of entry 18"), "{f}");
+    assert!(
+        f.detail
+            .contains("prev_hash does not match hash of entry 18"),
+        "{f}"
+    );
 }
 
 // ---- entries ---------------------------------------------------------------------------------
@@ -458,14 +464,23 @@ fn an_id_is_limited_to_256_bytes_of_its_unescaped_utf8() {
         let ids: &'static str = Box::leak(format!("{{\"bet\":\"{id}\"}}").into_boxed_str());
         e.ids = ids;
         let export = export_of(ORIGIN, vec![key_a()], &[e], &[(1, vec![signer("A")])]);
-        assert_eq!(verify(&export).is_ok(), ok, "{} bytes on the line", id.len());
+        assert_eq!(
+            verify(&export).is_ok(),
+            ok,
+            "{} bytes on the line",
+            id.len()
+        );
     }
 }
 
 #[test]
 fn an_unsupported_entry_version_is_named() {
     let line = String::from_utf8(single("{}")).expect("utf8");
-    let entry = line.lines().nth(1).expect("entry").replace("\"v\":1}", "\"v\":2}");
+    let entry = line
+        .lines()
+        .nth(1)
+        .expect("entry")
+        .replace("\"v\":1}", "\"v\":2}");
     let err = scan_entry(entry.as_bytes()).expect_err("v 2");
     assert_eq!(err.to_string(), "unsupported entry version 2");
     let entry = entry.replace("\"v\":2}", "\"v\":17}");
@@ -487,7 +502,10 @@ fn header_and_checkpoint_lines_must_be_canonical() {
     let mut escaped = l.clone();
     escaped[2] = escaped[2].replace('\u{2014}', "\\u2014");
     let cp: serde_json::Value = serde_json::from_str(&escaped[2]).expect("still JSON");
-    assert!(cp["checkpoint"].as_str().expect("note").contains('\u{2014}'));
+    assert!(cp["checkpoint"]
+        .as_str()
+        .expect("note")
+        .contains('\u{2014}'));
     fails(&join(&escaped), Some(0), Reason::Malformed);
     let mut reordered = l;
     let without = reordered[0].replace(&format!(",\"origin\":\"{ORIGIN}\""), "");
@@ -516,9 +534,17 @@ fn repeated_signature_lines_are_each_checked_and_base64_must_be_canonical() {
     let b64_start = sig_line.rfind(' ').expect("space") + 1;
     let mut bad = sig_line.clone();
     let flip = b64_start + 20;
-    let c = if &bad[flip..flip + 1] == "A" { "B" } else { "A" };
+    let c = if &bad[flip..flip + 1] == "A" {
+        "B"
+    } else {
+        "A"
+    };
     bad.replace_range(flip..flip + 1, c);
-    fails(&with_note(&format!("{note}{bad}\n")), Some(0), Reason::BadSignature);
+    fails(
+        &with_note(&format!("{note}{bad}\n")),
+        Some(0),
+        Reason::BadSignature,
+    );
     // Non-canonical base64 (stray bits in the last character before the padding).
     let mut stray = sig_line.clone();
     let last = stray.trim_end_matches('=').len() - 1;
@@ -547,7 +573,15 @@ fn a_cut_last_line_and_a_header_only_export_are_truncated_and_an_empty_log_verif
 
 #[test]
 fn the_origin_is_printable_without_whitespace_or_plus_and_may_be_non_ascii() {
-    for bad in ["", "a b", "a+b", "a\u{a0}b", "a\u{2028}b", "a\tb", "a\u{7f}b"] {
+    for bad in [
+        "",
+        "a b",
+        "a+b",
+        "a\u{a0}b",
+        "a\u{2028}b",
+        "a\tb",
+        "a\u{7f}b",
+    ] {
         assert!(!pitboss_audit::note::name_ok(bad), "{bad:?}");
     }
     assert!(!pitboss_audit::note::name_ok(&"x".repeat(257)));

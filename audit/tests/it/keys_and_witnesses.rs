@@ -22,7 +22,10 @@ fn keygen_writes_a_pkcs8_v1_key_that_openssl_and_python_cryptography_load() {
     let pem = std::fs::read_to_string(&private).expect("read");
     // Version 0 (v1) PrivateKeyInfo of an Ed25519 seed is 48 bytes: 64 base64 characters.
     let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
-    assert!(body.starts_with("MC4CAQAw"), "not a v1 PrivateKeyInfo: {pem}");
+    assert!(
+        body.starts_with("MC4CAQAw"),
+        "not a v1 PrivateKeyInfo: {pem}"
+    );
     match Command::new("openssl")
         .args(["pkey", "-in"])
         .arg(&private)
@@ -138,12 +141,20 @@ fn verify_requires_the_quorum_of_witness_cosignatures_on_the_last_checkpoint() {
     let r = verify_with(&export, &key, &["--witness-key", &k1, "--witness-key", &k2]);
     assert_eq!(r.code, 0, "{} {}", r.stdout, r.stderr);
     assert!(
-        r.stdout.contains("cosigned by witness.test/w1 at 1767225600, witness.test/w2"),
+        r.stdout
+            .contains("cosigned by witness.test/w1 at 1767225600, witness.test/w2"),
         "{}",
         r.stdout
     );
     // Three witnesses given, all required by default: w3 never cosigned.
-    let args = ["--witness-key", &k1, "--witness-key", &k2, "--witness-key", &k3];
+    let args = [
+        "--witness-key",
+        &k1,
+        "--witness-key",
+        &k2,
+        "--witness-key",
+        &k3,
+    ];
     let r = verify_with(&export, &key, &args);
     assert_eq!(r.code, 24, "{}", r.stdout);
     assert!(
@@ -158,10 +169,18 @@ fn verify_requires_the_quorum_of_witness_cosignatures_on_the_last_checkpoint() {
     // A witness key given in a file.
     let file = export.with_file_name("w3.vkey");
     std::fs::write(&file, format!("{k3}\n")).expect("write");
-    let r = verify_with(&export, &key, &["--witness-key", file.to_str().expect("utf8")]);
+    let r = verify_with(
+        &export,
+        &key,
+        &["--witness-key", file.to_str().expect("utf8")],
+    );
     assert_eq!(r.code, 24, "{}", r.stdout);
     // More required than given is a usage mistake.
-    let r = verify_with(&export, &key, &["--witness-key", &k1, "--witness-quorum", "2"]);
+    let r = verify_with(
+        &export,
+        &key,
+        &["--witness-key", &k1, "--witness-quorum", "2"],
+    );
     assert_eq!(r.code, 5, "{}", r.stderr);
     // The log's own key is not a witness key (type byte 0x01, not 0x04).
     let log_vkey = signer("A").verifier().to_vkey();
@@ -181,8 +200,8 @@ fn a_bad_cosignature_by_a_given_witness_fails_and_a_cosigned_trusted_checkpoint_
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let last = lines.len() - 1;
     let cp_text: serde_json::Value = serde_json::from_str(&lines[last]).expect("json");
-    let mut cp = SignedCheckpoint::parse(cp_text["checkpoint"].as_str().expect("note"))
-        .expect("parses");
+    let mut cp =
+        SignedCheckpoint::parse(cp_text["checkpoint"].as_str().expect("note")).expect("parses");
     let line = cp.signatures.last_mut().expect("cosignature");
     line.signature[7] ^= 1;
     lines[last] = String::from_utf8(
@@ -193,15 +212,29 @@ fn a_bad_cosignature_by_a_given_witness_fails_and_a_cosigned_trusted_checkpoint_
     std::fs::write(&export, lines.join("\n") + "\n").expect("write");
     let r = verify_with(&export, &key, &["--witness-key", &k1]);
     assert_eq!(r.code, 16, "{}", r.stdout);
-    assert!(r.stdout.starts_with("FAIL seq 19: bad signature (checkpoint of size 20: cosignature by witness.test/w1"), "{}", r.stdout);
+    assert!(
+        r.stdout.starts_with(
+            "FAIL seq 19: bad signature (checkpoint of size 20: cosignature by witness.test/w1"
+        ),
+        "{}",
+        r.stdout
+    );
     // A trusted checkpoint that no given witness cosigned.
     let (export, key, _) = cosigned("trusted-uncosigned", &[&w1]);
     let trusted = export.with_file_name("cp-10.txt");
     std::fs::write(&trusted, log.checkpoints[0].to_text()).expect("write");
     let t = trusted.to_str().expect("utf8");
-    let r = verify_with(&export, &key, &["--witness-key", &k1, "--trusted-checkpoint", t]);
+    let r = verify_with(
+        &export,
+        &key,
+        &["--witness-key", &k1, "--trusted-checkpoint", t],
+    );
     assert_eq!(r.code, 24, "{}", r.stdout);
-    assert!(r.stdout.contains("trusted checkpoint of size 10"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("trusted checkpoint of size 10"),
+        "{}",
+        r.stdout
+    );
     let r = verify_with(&export, &key, &["--trusted-checkpoint", t]);
     assert_eq!(r.code, 0, "{}", r.stdout);
 }
