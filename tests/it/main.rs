@@ -24,3 +24,4 @@ mod server;
 mod simulate;
 mod source;
 mod trust;
+mod witness;

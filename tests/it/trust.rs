@@ -70,13 +70,14 @@ fn sha256_hex(seed_hex: &str) -> String {
 /// A live round settled, so that the export has a settlement to replay.
 fn settle_a_live_round(ctx: &Ctx, table: &str) {
     let (round, _) = ctx.open_round(table);
-    ctx.post(
+    let placed = ctx.post(
         &format!("/v1/rounds/{round}/bets"),
         json!({"bets": [
             {"player": "p1", "bet": "straight", "numbers": [17], "stake_minor": 1_000},
-            {"player": "p2", "bet": "red", "stake_minor": 2_000}
+            {"player": "p2", "bet": "red_black", "field": "red", "stake_minor": 2_000}
         ]}),
     );
+    assert_eq!(placed["accepted"], 2, "{placed}");
     ctx.post(
         &format!("/v1/rounds/{round}/events"),
         json!({"type": "close_betting"}),
@@ -174,7 +175,7 @@ fn a_voided_rng_round_reveals_its_seed_which_hashes_to_its_commitment() {
 
 /// Re-seals every entry of an export (after `edit` changed some payloads), chaining and signing
 /// it again with the operator's own key: what an operator with the data directory could do.
-fn reseal(export: &str, key_pem: &str, edit: impl Fn(u64, &str, &mut Value)) -> String {
+pub fn reseal(export: &str, key_pem: &str, edit: impl Fn(u64, &str, &mut Value)) -> String {
     let mut lines = export.lines();
     let header: ExportHeader = serde_json::from_str(lines.next().expect("header")).expect("header");
     let signer = NoteSigner::from_pkcs8_pem(&header.origin, key_pem).expect("operator key");
@@ -401,7 +402,8 @@ fn the_consistency_endpoint_agrees_with_an_independent_rfc6962_on_every_pair_up_
     let bets: Vec<Value> = (0..70)
         .map(|i| json!({"player": format!("p{i}"), "bet": "straight", "numbers": [i % 37], "stake_minor": 1_000}))
         .collect();
-    ctx.post(&format!("/v1/rounds/{round}/bets"), json!({ "bets": bets }));
+    let placed = ctx.post(&format!("/v1/rounds/{round}/bets"), json!({ "bets": bets }));
+    assert_eq!(placed["accepted"], 70, "{placed}");
     let export = ctx.export();
     let lines: Vec<&str> = export
         .lines()

@@ -55,8 +55,11 @@ fn hashes(v: &Value) -> Vec<Hash> {
         .collect()
 }
 
+/// The reference's PROOF(m, n) by (m, n).
+type Proofs = BTreeMap<(u64, u64), Vec<Hash>>;
+
 /// A 64-entry log with a checkpoint after every entry, and the reference's roots and proofs.
-fn reference() -> Option<(Log, Vec<Hash>, BTreeMap<(u64, u64), Vec<Hash>>)> {
+fn reference() -> Option<(Log, Vec<Hash>, Proofs)> {
     let log = fixture::simple_log(N, 1, None);
     let lines: Vec<String> = log
         .entries

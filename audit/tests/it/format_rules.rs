@@ -41,7 +41,7 @@ fn export_of(
     out.push(b'\n');
     let mut head = Hash::ZERO;
     let mut frontier = Frontier::new();
-    let mut write_checkpoints = |out: &mut Vec<u8>, frontier: &Frontier| {
+    let write_checkpoints = |out: &mut Vec<u8>, frontier: &Frontier| {
         for (size, signers) in checkpoints_at {
             if *size == frontier.size() {
                 let cp = SignedCheckpoint::sign(
