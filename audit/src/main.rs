@@ -112,6 +112,16 @@ enum Command {
         #[arg(long = "public-key", required = true)]
         public_key: Vec<PathBuf>,
     },
+    /// Print the verifier key string (`<name>+<key id>+<base64(0x01 ‖ key)>`) of a public key
+    /// under a name: for a pitboss log, the name is its origin. This is what a witness is
+    /// configured with (`pitboss witness serve --log-key`).
+    Vkey {
+        #[arg(long = "public-key")]
+        public_key: PathBuf,
+        /// The key's name: the log's origin (first line of its checkpoints).
+        #[arg(long)]
+        name: String,
+    },
     /// Generate an Ed25519 key pair (PKCS#8 PEM private key, SPKI PEM public key).
     Keygen {
         #[arg(long)]
@@ -310,6 +320,13 @@ fn run(cmd: Command) -> Result<ExitCode, String> {
             }
         }
         Command::CheckProof { proof, public_key } => check_proof_cmd(&proof, &public_key),
+        Command::Vkey { public_key, name } => {
+            let key = read_keys(std::slice::from_ref(&public_key))?;
+            let v = pitboss_audit::note::NoteVerifier::new(&name, key[0])
+                .map_err(|e| e.to_string())?;
+            println!("{}", v.to_vkey());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Keygen {
             private_key,
             public_key,
