@@ -64,9 +64,11 @@ pub enum Command {
         /// Bootstrap admin key to install when none exists (else one is generated and printed once).
         #[arg(long, env = "PITBOSS_ADMIN_KEY", hide_env_values = true)]
         admin_key: Option<String>,
-        /// The audit log's origin (first line of every checkpoint).
-        #[arg(long, default_value = "pitboss/audit", env = "PITBOSS_LOG_ORIGIN")]
-        origin: String,
+        /// The audit log's origin (first line of every checkpoint): one name per log, e.g.
+        /// `casino.example.cz/pitboss/prague-live`. Required with PostgreSQL; the embedded
+        /// SQLite default keeps the stored one, or derives `localhost/pitboss/<key fingerprint>`.
+        #[arg(long, env = "PITBOSS_LOG_ORIGIN")]
+        origin: Option<String>,
         /// Key (64 hex digits) that encrypts the stored seeds of open RNG rounds (default
         /// `seed-key` beside the signing key, created if absent).
         #[arg(long, env = "PITBOSS_SEED_KEY")]
@@ -105,12 +107,75 @@ pub enum Command {
         #[arg(long, hide = true)]
         deal_only: bool,
     },
+    /// Re-derive every settlement, refund and RNG result of an export with the plans it names.
+    ///
+    /// Folds the export's entries with the plan versions in `--plans` (each checked by its
+    /// content hash against the log's `plan_loaded` and `table_opened` entries) through the same
+    /// rules the service applied, and prints each entry the re-derivation disagrees with as
+    /// `DISAGREE seq N (kind): why`. No database, no service; run `pitboss-audit verify` first.
+    ///
+    /// Exit codes: 0 every entry agrees; 1 the export or the plans cannot be read; 2 usage;
+    /// 3 one or more disagreements.
+    Replay {
+        /// The JSONL export (`GET /v1/audit/export`).
+        export: PathBuf,
+    },
+    /// Run a witness (C2SP tlog-witness) or read its store.
+    #[command(subcommand)]
+    Witness(WitnessCommand),
     /// Apply pending database migrations and exit.
     Migrate {
         #[arg(long, default_value = "data", env = "PITBOSS_DATA_DIR")]
         data_dir: PathBuf,
         #[arg(long, env = "DATABASE_URL")]
         database_url: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WitnessCommand {
+    /// Serve `POST /add-checkpoint` for the configured logs (and `GET /latest-checkpoint`,
+    /// `GET /evidence`, `GET /healthz`). Prints `witness key: <vkey>`, then `listening on …`.
+    Serve {
+        /// Address to listen on (`127.0.0.1:0` picks a free port).
+        #[arg(long, default_value = "127.0.0.1:8090", env = "PITBOSS_WITNESS_BIND")]
+        bind: String,
+        /// Where the witness keeps its key and its store (`witness.sqlite`).
+        #[arg(long, default_value = "witness-data", env = "PITBOSS_WITNESS_DATA_DIR")]
+        data_dir: PathBuf,
+        /// Its name, part of its key id (fixed at first start). Default
+        /// `localhost/pitboss-witness/<key fingerprint>`; e.g. `regulator.example.cz/witness-1`.
+        #[arg(long, env = "PITBOSS_WITNESS_NAME")]
+        name: Option<String>,
+        /// Its Ed25519 key, PKCS#8 PEM (default `DATA_DIR/witness-key.pem`, created if absent).
+        #[arg(long, env = "PITBOSS_WITNESS_KEY")]
+        key: Option<PathBuf>,
+        /// A log to witness: the log's verifier key string `<origin>+<id>+<base64(0x01 ‖ key)>`
+        /// (its name is the origin). Repeat for more logs, or for a log's keys during a rotation.
+        #[arg(long = "log-key")]
+        log_keys: Vec<String>,
+        /// A file of log verifier key strings, one a line (`#` starts a comment).
+        #[arg(long)]
+        logs: Option<PathBuf>,
+    },
+    /// Print the evidence the witness kept (refused, conflicting checkpoints), one JSON
+    /// object a line, oldest first.
+    Evidence {
+        #[arg(long, default_value = "witness-data", env = "PITBOSS_WITNESS_DATA_DIR")]
+        data_dir: PathBuf,
+        /// Only this log's.
+        #[arg(long)]
+        origin: Option<String>,
+    },
+    /// Print the witness's verifier key string (`<name>+<id>+<base64(0x04 ‖ key)>`), creating
+    /// its key and fixing its name if this is its first start.
+    Key {
+        #[arg(long, default_value = "witness-data", env = "PITBOSS_WITNESS_DATA_DIR")]
+        data_dir: PathBuf,
+        #[arg(long, env = "PITBOSS_WITNESS_NAME")]
+        name: Option<String>,
+        #[arg(long, env = "PITBOSS_WITNESS_KEY")]
+        key: Option<PathBuf>,
     },
 }
 
@@ -166,6 +231,8 @@ pub fn run(cli: Cli) -> ExitCode {
             exact,
             deal_only,
         } => simulate(&cli.plans, &plan, rounds, &seed, json, exact, deal_only),
+        Command::Replay { export } => replay(&cli.plans, &export),
+        Command::Witness(cmd) => witness(cmd),
         Command::Migrate {
             data_dir,
             database_url,
@@ -257,6 +324,109 @@ impl From<LimitArgs> for crate::limits::Limits {
             operator_refusal_log_bytes_per_s: a.limit_refusal_bytes,
             source_auth_failures_per_min: a.limit_auth_failures,
         }
+    }
+}
+
+/// Exit code of `replay` when an entry disagrees with the re-derivation.
+const EXIT_DISAGREEMENT: u8 = 3;
+
+fn replay(plans_dir: &Path, export: &Path) -> ExitCode {
+    let plans = match load(plans_dir) {
+        Ok(set) => set,
+        Err(code) => return code,
+    };
+    let file = match std::fs::File::open(export) {
+        Ok(f) => f,
+        Err(e) => return fail(format!("{}: {e}", export.display())),
+    };
+    let reader = std::io::BufReader::with_capacity(1 << 16, file);
+    match crate::replay::replay_export(reader, &plans, |d| out!("{d}")) {
+        Ok(s) if s.disagreements == 0 => {
+            out!(
+                "OK {}: {} entries replayed, {} settlements, {} voids, {} refunds re-derived, {} RNG seeds checked against their commitments",
+                s.origin,
+                s.entries,
+                s.settlements,
+                s.voids,
+                s.refunds,
+                s.seeds_checked
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(s) => {
+            out!(
+                "FAIL {}: {} disagreement(s) in {} entries",
+                s.origin,
+                s.disagreements,
+                s.entries
+            );
+            ExitCode::from(EXIT_DISAGREEMENT)
+        }
+        Err(e) => fail(e),
+    }
+}
+
+fn witness(cmd: WitnessCommand) -> ExitCode {
+    match cmd {
+        WitnessCommand::Serve {
+            bind,
+            data_dir,
+            name,
+            key,
+            log_keys,
+            logs,
+        } => {
+            let config = crate::witness::WitnessConfig {
+                bind,
+                data_dir,
+                name,
+                key,
+                log_keys,
+                logs_file: logs,
+            };
+            match actix_web::rt::System::new().block_on(crate::witness::serve(config)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(e),
+            }
+        }
+        WitnessCommand::Evidence { data_dir, origin } => {
+            let path = data_dir.join("witness.sqlite");
+            if !path.exists() {
+                return fail(format!("{}: no witness store here", path.display()));
+            }
+            let store = match crate::witness::store::Store::open(&path) {
+                Ok(s) => s,
+                Err(e) => return fail(e),
+            };
+            let mut after = 0;
+            loop {
+                let page = match store.evidence(origin.as_deref(), after, 100) {
+                    Ok(p) => p,
+                    Err(e) => return fail(e),
+                };
+                let Some(last) = page.last() else {
+                    return ExitCode::SUCCESS;
+                };
+                after = last.id;
+                for e in &page {
+                    match serde_json::to_string(e) {
+                        Ok(line) => out!("{line}"),
+                        Err(e) => return fail(e),
+                    }
+                }
+            }
+        }
+        WitnessCommand::Key {
+            data_dir,
+            name,
+            key,
+        } => match crate::witness::vkey(&data_dir, name.as_deref(), key.as_deref()) {
+            Ok(v) => {
+                out!("{v}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(e),
+        },
     }
 }
 

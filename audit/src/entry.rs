@@ -49,7 +49,7 @@ impl Timestamp {
 
     /// Parses exactly the form this crate writes.
     pub fn parse(s: &str) -> Result<Timestamp, TimestampError> {
-        if !timestamp_shape_ok(s.as_bytes()) {
+        if !timestamp_ok(s.as_bytes()) {
             return Err(TimestampError);
         }
         let dt = DateTime::parse_from_rfc3339(s).map_err(|_| TimestampError)?;
@@ -101,6 +101,30 @@ pub fn timestamp_shape_ok(s: &[u8]) -> bool {
             b'd' => c.is_ascii_digit(),
             other => c == other,
         })
+}
+
+/// Whether `s` is a timestamp of the one accepted shape that names a real instant: a
+/// calendar date (leap years included), hour 00–23, minute and second 00–59 (no leap second:
+/// pitboss never writes one, and a verifier needs one answer).
+pub fn timestamp_ok(s: &[u8]) -> bool {
+    if !timestamp_shape_ok(s) {
+        return false;
+    }
+    let num = |r: std::ops::Range<usize>| {
+        s[r].iter()
+            .fold(0u32, |acc, d| acc * 10 + u32::from(d - b'0'))
+    };
+    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
+    let (hour, minute, second) = (num(11..13), num(14..16), num(17..19));
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day) && hour <= 23 && minute <= 59 && second <= 59
 }
 
 /// The kinds of event pitboss logs. On the wire a kind is a snake_case string ([`Kind`]), so a
@@ -541,7 +565,7 @@ pub enum WireError {
     Seq(u64),
     #[error("prev is not 64 lowercase hex digits")]
     Prev,
-    #[error("ts is not of the form YYYY-MM-DDTHH:MM:SS.ffffffZ")]
+    #[error("ts is not a real UTC instant of the form YYYY-MM-DDTHH:MM:SS.ffffffZ")]
     Ts,
     #[error("kind is not snake_case ascii")]
     Kind,
@@ -570,7 +594,7 @@ impl<'a> WireEntry<'a> {
         if Hash::from_hex(e.prev).is_err() {
             return Err(WireError::Prev);
         }
-        if !timestamp_shape_ok(e.ts.as_bytes()) {
+        if !timestamp_ok(e.ts.as_bytes()) {
             return Err(WireError::Ts);
         }
         if !kind_ok(e.kind.as_bytes()) {

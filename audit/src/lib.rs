@@ -7,8 +7,12 @@
 //!
 //! For the service: [`Appender`] (seal batches, sign checkpoints, [`LogState`] to persist and
 //! restore), [`inclusion_proof`] / [`consistency_proof`] over a [`LeafSource`], [`ExportWriter`].
-//! For auditors: [`verify_export`], [`check_proof`].
+//! For auditors: [`verify_export`], [`check_proof`], [`check_consistency`].
+//! For witnesses (C2SP tlog-witness, tlog-cosignature): [`Cosigner`], [`CosignerVerifier`],
+//! [`witness`] (the `add-checkpoint` wire format).
 
+pub mod consistency;
+pub mod cosign;
 pub mod entry;
 pub mod export;
 pub mod hash;
@@ -19,7 +23,12 @@ pub mod note;
 pub mod proof;
 pub mod scan;
 pub mod verify;
+pub mod witness;
 
+pub use consistency::{
+    check_consistency, prove_consistency_from_export, ConsistencyProofFile, CONSISTENCY_FORMAT,
+};
+pub use cosign::{cosigned_by, Cosigner, CosignerVerifier, WitnessedBy};
 pub use entry::{EntryError, EntryKind, Ids, Kind, NewEntry, SealedEntry, Timestamp, WireEntry};
 pub use export::{write_export, ExportHeader, ExportWriter, EXPORT_FORMAT};
 pub use hash::{leaf_hash, node_hash, Hash};
@@ -31,8 +40,8 @@ pub use log::{
     Appender, BatchBuilder, CheckpointError, LogState, Mark, SealError, SealedBatch, StateError,
 };
 pub use merkle::{
-    consistency_proof, inclusion_proof, root_of, verify_consistency, verify_inclusion, Frontier,
-    LeafSource, ProofError, ProveError,
+    consistency_proof, consistency_proof_ranges, inclusion_proof, root_of, verify_consistency,
+    verify_inclusion, Frontier, LeafSource, ProofError, ProveError,
 };
 pub use note::{
     public_key_from_pem, public_key_to_pem, Checkpoint, NoteSigner, NoteVerifier, SignedCheckpoint,

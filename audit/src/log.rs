@@ -3,7 +3,7 @@
 
 use crate::entry::{encode_canonical, EntryError, EntryKind, NewEntry, SealedEntry};
 use crate::hash::{leaf_hash, Hash};
-use crate::keys::{KeySchedule, KeyValidity, RotationError, SignatureError};
+use crate::keys::{KeySchedule, KeyValidity, OpenRotation, RotationError, SignatureError};
 use crate::merkle::Frontier;
 use crate::note::{name_ok, Checkpoint, NoteError, NoteSigner, NoteVerifier, SignedCheckpoint};
 use serde::{Deserialize, Serialize};
@@ -26,6 +26,9 @@ pub struct LogState {
     pub keys: Vec<KeyValidity>,
     /// Size of the last signed checkpoint, if any.
     pub last_checkpoint_size: Option<u64>,
+    /// A key rotation begun and not yet ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_rotation: Option<OpenRotation>,
 }
 
 /// Why a log cannot be created or restored.
@@ -39,6 +42,8 @@ pub enum StateError {
     Keys(#[from] NoteError),
     #[error("stored head does not match the frontier (empty log with a non-zero head)")]
     Inconsistent,
+    #[error("key {name:?} must be named by the log's origin {origin:?}")]
+    KeyName { name: String, origin: String },
 }
 
 /// Why a batch cannot be sealed. Nothing of the batch is sealed then.
@@ -201,6 +206,7 @@ impl BatchBuilder {
             head: self.head,
             keys: self.schedule.validity(),
             last_checkpoint_size: self.last_checkpoint_size,
+            open_rotation: self.schedule.open_rotation().cloned(),
         };
         SealedBatch {
             entries: self.entries,
@@ -243,11 +249,19 @@ impl Appender {
         if initial_keys.is_empty() {
             return Err(StateError::NoKeys);
         }
+        if let Some(k) = initial_keys.iter().find(|k| k.name() != origin) {
+            return Err(StateError::KeyName {
+                name: k.name().to_owned(),
+                origin: origin.to_owned(),
+            });
+        }
+        let mut schedule = KeySchedule::with_named_anchors(initial_keys);
+        schedule.set_origin(origin)?;
         Ok(Appender {
             origin: origin.to_owned(),
             frontier: Frontier::new(),
             head: Hash::ZERO,
-            schedule: KeySchedule::with_named_anchors(initial_keys),
+            schedule,
             last_checkpoint_size: None,
         })
     }
@@ -261,7 +275,11 @@ impl Appender {
             return Err(StateError::Inconsistent);
         }
         Ok(Appender {
-            schedule: KeySchedule::from_validity(&state.keys)?,
+            schedule: KeySchedule::from_validity(
+                &state.keys,
+                &state.origin,
+                state.open_rotation.clone(),
+            )?,
             origin: state.origin,
             frontier: state.frontier,
             head: state.head,
@@ -277,6 +295,7 @@ impl Appender {
             head: self.head,
             keys: self.schedule.validity(),
             last_checkpoint_size: self.last_checkpoint_size,
+            open_rotation: self.schedule.open_rotation().cloned(),
         }
     }
 

@@ -255,6 +255,79 @@ fn subproof<S: LeafSource + ?Sized>(
     Ok(())
 }
 
+/// The leaf ranges `[start, end)` whose tree hashes make up `PROOF(old, D[0:new])`, in proof
+/// order. The ranges are disjoint, so a reader of the leaves in order can hash them in one pass
+/// ([`RangeHasher`]) without holding the leaves.
+pub fn consistency_proof_ranges(
+    old: u64,
+    new: u64,
+) -> Result<Vec<(u64, u64)>, ProveError<Infallible>> {
+    struct Recorder(std::cell::RefCell<Vec<(u64, u64)>>);
+    impl LeafSource for Recorder {
+        type Error = Infallible;
+        fn leaf_hash(&self, index: u64) -> Result<Hash, Infallible> {
+            self.0.borrow_mut().push((index, index + 1));
+            Ok(Hash::ZERO)
+        }
+        fn range_hash(&self, start: u64, end: u64) -> Result<Hash, Infallible> {
+            self.0.borrow_mut().push((start, end));
+            Ok(Hash::ZERO)
+        }
+    }
+    let rec = Recorder(std::cell::RefCell::new(Vec::new()));
+    consistency_proof(&rec, old, new)?;
+    Ok(rec.0.into_inner())
+}
+
+/// Hashes a list of disjoint leaf ranges from leaves read once, in order: O(log n) memory per
+/// range being hashed, whatever the number of leaves.
+#[derive(Debug, Clone)]
+pub struct RangeHasher {
+    ranges: Vec<(u64, u64)>,
+    /// Indexes into `ranges`, by start.
+    order: Vec<usize>,
+    next: usize,
+    current: Frontier,
+    out: Vec<Option<Hash>>,
+}
+
+impl RangeHasher {
+    /// `ranges` must be disjoint and non-empty (as [`consistency_proof_ranges`] returns them).
+    pub fn new(ranges: Vec<(u64, u64)>) -> RangeHasher {
+        let mut order: Vec<usize> = (0..ranges.len()).collect();
+        order.sort_by_key(|&i| ranges[i].0);
+        RangeHasher {
+            out: vec![None; ranges.len()],
+            ranges,
+            order,
+            next: 0,
+            current: Frontier::new(),
+        }
+    }
+
+    /// Takes leaf `index` (indexes must come in order from 0).
+    pub fn push(&mut self, index: u64, leaf: Hash) {
+        let Some(&i) = self.order.get(self.next) else {
+            return;
+        };
+        let (start, end) = self.ranges[i];
+        if index < start || index >= end {
+            return;
+        }
+        self.current.push(leaf);
+        if index + 1 == end {
+            self.out[i] = Some(self.current.root());
+            self.current = Frontier::new();
+            self.next += 1;
+        }
+    }
+
+    /// The hashes, in the order of the ranges given; `None` if leaves were missing.
+    pub fn finish(self) -> Option<Vec<Hash>> {
+        self.out.into_iter().collect()
+    }
+}
+
 /// Why a proof did not verify.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProofError {

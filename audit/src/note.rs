@@ -26,7 +26,7 @@ pub const MAX_SIGNATURES: usize = 100;
 /// Longest note accepted, in bytes.
 pub const MAX_NOTE_BYTES: usize = 64 * 1024;
 /// Em dash, then a space: how every signature line starts.
-const SIG_PREFIX: &str = "\u{2014} ";
+pub const SIG_PREFIX: &str = "\u{2014} ";
 
 /// Why a note or key could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -110,27 +110,79 @@ impl NoteVerifier {
 
     /// Parses a verifier key string and checks that its id matches its name and key.
     pub fn from_vkey(s: &str) -> Result<NoteVerifier, NoteError> {
-        let mut parts = s.splitn(3, '+');
-        let (name, id_hex, data) = match (parts.next(), parts.next(), parts.next()) {
-            (Some(n), Some(i), Some(d)) => (n, i, d),
-            _ => return Err(NoteError::BadVkey("expected name+id+key")),
-        };
-        let data = B64
-            .decode(data)
-            .map_err(|_| NoteError::BadVkey("key is not base64"))?;
-        if data.len() != 33 || data[0] != ALG_ED25519 {
+        let v = parse_vkey(s)?;
+        if v.alg != ALG_ED25519 {
             return Err(NoteError::BadVkey("key is not 0x01 followed by 32 bytes"));
         }
-        let pk: [u8; 32] = data[1..].try_into().expect("length checked above");
-        let key = VerifyingKey::from_bytes(&pk)
+        let key = VerifyingKey::from_bytes(&v.key)
             .map_err(|_| NoteError::BadVkey("not an Ed25519 public key"))?;
-        let v = NoteVerifier::new(name, key)?;
-        let expected = v.to_vkey();
-        if expected.split('+').nth(1) != Some(id_hex) {
+        let verifier = NoteVerifier::new(v.name, key)?;
+        if verifier.id != v.id {
             return Err(NoteError::BadVkey("key id does not match name and key"));
         }
-        Ok(v)
+        Ok(verifier)
     }
+
+    /// Whether a signature line claims to be by this key: same name and same key id (the
+    /// signed-note rule; a line sharing only one of the two is another key's).
+    pub fn is_named_by(&self, sig: &NoteSignature) -> bool {
+        sig.name == self.name && sig.key_id == self.id
+    }
+}
+
+/// The parts of a verifier key string `<name>+<8 hex>+<base64(type byte ‖ key)>`.
+///
+/// The string splits at its first two `+`: a name never holds a `+`, while the standard
+/// base64 alphabet does, so any further `+` belongs to the key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VkeyParts<'a> {
+    pub name: &'a str,
+    pub id: [u8; 4],
+    /// The signature type byte (0x01 Ed25519 note signatures, 0x04 cosignature/v1).
+    pub alg: u8,
+    /// The 32-byte Ed25519 public key.
+    pub key: [u8; 32],
+}
+
+/// Splits and decodes a verifier key string for an Ed25519 key (of any signature type). The id
+/// must be 8 lowercase hex digits and the base64 canonical; the caller checks the type byte and
+/// that the id matches.
+pub fn parse_vkey(s: &str) -> Result<VkeyParts<'_>, NoteError> {
+    let mut parts = s.splitn(3, '+');
+    let (name, id_hex, data) = match (parts.next(), parts.next(), parts.next()) {
+        (Some(n), Some(i), Some(d)) => (n, i, d),
+        _ => return Err(NoteError::BadVkey("expected name+id+key")),
+    };
+    if !name_ok(name) {
+        return Err(NoteError::BadKeyName(name.to_owned()));
+    }
+    if id_hex.len() != 8
+        || !id_hex
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+    {
+        return Err(NoteError::BadVkey("key id is not 8 lowercase hex digits"));
+    }
+    let mut id = [0u8; 4];
+    for (i, b) in id.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&id_hex[2 * i..2 * i + 2], 16)
+            .map_err(|_| NoteError::BadVkey("key id is not hex"))?;
+    }
+    let data = B64
+        .decode(data)
+        .map_err(|_| NoteError::BadVkey("key is not canonical base64"))?;
+    if data.len() != 33 {
+        return Err(NoteError::BadVkey(
+            "key is not a type byte followed by 32 bytes",
+        ));
+    }
+    let key: [u8; 32] = data[1..].try_into().expect("length checked above");
+    Ok(VkeyParts {
+        name,
+        id,
+        alg: data[0],
+        key,
+    })
 }
 
 impl fmt::Debug for NoteVerifier {
@@ -153,8 +205,7 @@ impl NoteSigner {
     }
     /// From a PKCS#8 PEM private key (`-----BEGIN PRIVATE KEY-----`).
     pub fn from_pkcs8_pem(name: &str, pem: &str) -> Result<NoteSigner, NoteError> {
-        let key = SigningKey::from_pkcs8_pem(pem).map_err(|e| NoteError::Key(e.to_string()))?;
-        NoteSigner::new(name, key)
+        NoteSigner::new(name, private_key_from_pem(pem)?)
     }
     pub fn verifier(&self) -> &NoteVerifier {
         &self.verifier
@@ -169,10 +220,7 @@ impl NoteSigner {
     }
     /// The private key as PKCS#8 PEM.
     pub fn to_pkcs8_pem(&self) -> Result<String, NoteError> {
-        self.key
-            .to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
-            .map(|s| s.to_string())
-            .map_err(|e| NoteError::Key(e.to_string()))
+        private_key_to_pem(&self.key)
     }
 }
 
@@ -180,6 +228,27 @@ impl fmt::Debug for NoteSigner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "NoteSigner({:?})", self.verifier)
     }
+}
+
+/// Writes an Ed25519 private key as a PKCS#8 **v1** PEM (`-----BEGIN PRIVATE KEY-----`):
+/// RFC 5208 `PrivateKeyInfo` (RFC 5958 `OneAsymmetricKey` version 0) holding only the 32-byte
+/// seed, as RFC 8410 §7 shows it. Version 2, which adds the public key, is what the key types'
+/// own encoder writes, and OpenSSL 3.0 and Python's `cryptography` refuse it.
+pub fn private_key_to_pem(key: &SigningKey) -> Result<String, NoteError> {
+    let bytes = ed25519_dalek::pkcs8::KeypairBytes {
+        secret_key: key.to_bytes(),
+        public_key: None,
+    };
+    bytes
+        .to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
+        .map(|s| s.to_string())
+        .map_err(|e| NoteError::Key(e.to_string()))
+}
+
+/// Reads an Ed25519 private key from PKCS#8 PEM, version 1 (seed only) or version 2 (seed and
+/// public key, which must then match the seed).
+pub fn private_key_from_pem(pem: &str) -> Result<SigningKey, NoteError> {
+    SigningKey::from_pkcs8_pem(pem).map_err(|e| NoteError::Key(e.to_string()))
 }
 
 /// Reads a public key from SubjectPublicKeyInfo PEM (`-----BEGIN PUBLIC KEY-----`).
@@ -222,7 +291,8 @@ impl NoteSignature {
         key_id(&self.name, key) == self.key_id
     }
 
-    fn line(&self) -> String {
+    /// The signature line, `— <name> <base64(key id ‖ signature)>` and a newline.
+    pub fn line(&self) -> String {
         let mut data = Vec::with_capacity(4 + self.signature.len());
         data.extend_from_slice(&self.key_id);
         data.extend_from_slice(&self.signature);
@@ -250,6 +320,18 @@ pub fn parse_note(note: &str) -> Result<(&str, Vec<NoteSignature>), NoteError> {
         ))?;
     let mut signatures = Vec::new();
     for line in sigs.split('\n') {
+        signatures.push(NoteSignature::parse_line(line)?);
+        if signatures.len() > MAX_SIGNATURES {
+            return Err(NoteError::Malformed("too many signatures"));
+        }
+    }
+    Ok((text, signatures))
+}
+
+impl NoteSignature {
+    /// Parses one signature line, without its newline. The base64 must be canonical (padded,
+    /// no stray bits), so that a signature has one spelling.
+    pub fn parse_line(line: &str) -> Result<NoteSignature, NoteError> {
         let rest = line.strip_prefix(SIG_PREFIX).ok_or(NoteError::Malformed(
             "signature line must start with an em dash and a space",
         ))?;
@@ -261,20 +343,16 @@ pub fn parse_note(note: &str) -> Result<(&str, Vec<NoteSignature>), NoteError> {
         }
         let data = B64
             .decode(b64)
-            .map_err(|_| NoteError::Malformed("signature is not base64"))?;
+            .map_err(|_| NoteError::Malformed("signature is not canonical base64"))?;
         if data.len() < 5 {
             return Err(NoteError::Malformed("signature too short"));
         }
-        signatures.push(NoteSignature {
+        Ok(NoteSignature {
             name: name.to_owned(),
             key_id: data[..4].try_into().expect("length checked above"),
             signature: data[4..].to_vec(),
-        });
-        if signatures.len() > MAX_SIGNATURES {
-            return Err(NoteError::Malformed("too many signatures"));
-        }
+        })
     }
-    Ok((text, signatures))
 }
 
 /// The body of a checkpoint (what is signed).
@@ -402,12 +480,38 @@ impl SignedCheckpoint {
         })
     }
 
-    /// Signature lines that are valid signatures by `key`.
+    /// Whether a line under the checkpoint's origin as key name is a valid signature by
+    /// `key` (a key read from PEM has no name of its own: in pitboss's logs the key name is the
+    /// origin). Other lines are not looked at.
     pub fn signed_by(&self, key: &VerifyingKey) -> bool {
+        match NoteVerifier::new(&self.checkpoint.origin, *key) {
+            Ok(v) => self.signed_by_verifier(&v),
+            Err(_) => false,
+        }
+    }
+
+    /// Whether some line by `v` (same name and key id) is a valid signature, and no line by it
+    /// is a bad one.
+    pub fn signed_by_verifier(&self, v: &NoteVerifier) -> bool {
         let text = self.checkpoint.text();
-        self.signatures
-            .iter()
-            .any(|s| s.verify(text.as_bytes(), key))
+        let mut any = false;
+        for s in self.signatures.iter().filter(|s| v.is_named_by(s)) {
+            if !s.verify(text.as_bytes(), v.key()) {
+                return false;
+            }
+            any = true;
+        }
+        any
+    }
+
+    /// Appends signature lines (a witness's cosignatures, say) that the note does not carry
+    /// yet; identical lines are not repeated.
+    pub fn add_signatures(&mut self, lines: impl IntoIterator<Item = NoteSignature>) {
+        for l in lines {
+            if !self.signatures.contains(&l) {
+                self.signatures.push(l);
+            }
+        }
     }
 }
 

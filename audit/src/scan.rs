@@ -6,7 +6,7 @@
 //! stricter than a general JSON parser (it also refuses duplicate or reordered envelope
 //! members), and measured about three times faster than deserialising with serde_json.
 
-use crate::entry::{kind_ok, timestamp_shape_ok, WireError, MAX_ENTRY_BYTES, MAX_SAFE_INTEGER};
+use crate::entry::{kind_ok, timestamp_ok, WireError, MAX_ENTRY_BYTES, MAX_SAFE_INTEGER};
 use std::borrow::Cow;
 
 /// Most nesting accepted inside a payload (as serde_json's default recursion limit).
@@ -96,10 +96,14 @@ impl<'a> Cur<'a> {
         self.i - start
     }
 
+    /// A payload number: an integer in ±(2^53−1), written as RFC 8785 writes it (no fraction,
+    /// no exponent, no `-0`). Anything else has no single spelling across JSON implementations.
     fn number(&mut self) -> Result<(), WireError> {
-        if self.peek() == Some(b'-') {
+        let negative = self.peek() == Some(b'-');
+        if negative {
             self.i += 1;
         }
+        let start = self.i;
         match self.peek() {
             Some(b'0') => self.i += 1,
             Some(b'1'..=b'9') => {
@@ -107,20 +111,22 @@ impl<'a> Cur<'a> {
             }
             _ => return Err(bad("bad number")),
         }
-        if self.peek() == Some(b'.') {
-            self.i += 1;
-            if self.digits() == 0 {
-                return Err(bad("bad number"));
-            }
+        if matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+            return Err(bad(
+                "payload number is not an integer (no fractions or exponents: write them as strings)",
+            ));
         }
-        if matches!(self.peek(), Some(b'e' | b'E')) {
-            self.i += 1;
-            if matches!(self.peek(), Some(b'+' | b'-')) {
-                self.i += 1;
-            }
-            if self.digits() == 0 {
-                return Err(bad("bad number"));
-            }
+        let digits = &self.b[start..self.i];
+        let value = (digits.len() <= 16).then(|| {
+            digits
+                .iter()
+                .fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0'))
+        });
+        if value.is_none_or(|v| v > MAX_SAFE_INTEGER) {
+            return Err(bad("payload integer is outside ±(2^53−1)"));
+        }
+        if negative && digits == b"0" {
+            return Err(bad("payload number -0 (RFC 8785 writes 0)"));
         }
         Ok(())
     }
@@ -136,8 +142,19 @@ impl<'a> Cur<'a> {
                     self.i += 1;
                     return Ok(());
                 }
+                let mut prev: Option<&[u8]> = None;
                 loop {
-                    self.string()?;
+                    let name = self.string()?;
+                    // RFC 8785 sorts members by their names' UTF-16 code units; strictly
+                    // increasing also means no name repeats.
+                    if let Some(p) = prev {
+                        if utf16_order(p, name)? != std::cmp::Ordering::Less {
+                            return Err(bad(
+                                "payload object members are not in RFC 8785 order, or a name repeats",
+                            ));
+                        }
+                    }
+                    prev = Some(name);
                     self.lit(b":")?;
                     self.value(depth + 1)?;
                     match self.peek() {
@@ -242,18 +259,28 @@ pub fn scan_entry(line: &[u8]) -> Result<ScannedEntry<'_>, WireError> {
     }
     c.lit(b",\"ts\":\"")?;
     let ts = line.get(c.i..c.i + 27).ok_or(WireError::Ts)?;
-    if !timestamp_shape_ok(ts) {
+    if !timestamp_ok(ts) {
         return Err(WireError::Ts);
     }
     let ts = &text[c.i..c.i + 27];
     c.i += 27;
     c.lit(b"\",\"v\":")?;
     if &line[c.i..] != b"1}" {
-        return Err(if line[c.i..].ends_with(b"}") {
-            WireError::Version(0)
-        } else {
-            bad("trailing bytes after the entry")
-        });
+        let rest = &line[c.i..];
+        let digits = rest.strip_suffix(b"}").unwrap_or(rest);
+        let n = c.digits();
+        if n == 0 || n != digits.len() || (n > 1 && digits[0] == b'0') {
+            return Err(bad(
+                "v is not a canonical integer, or bytes follow the entry",
+            ));
+        }
+        if rest.last() != Some(&b'}') {
+            return Err(bad("trailing bytes after the entry"));
+        }
+        return Err(std::str::from_utf8(digits)
+            .ok()
+            .and_then(|d| d.parse::<u64>().ok())
+            .map_or_else(|| bad("v is out of range"), WireError::Version));
     }
     let kind = std::str::from_utf8(kind).map_err(|_| WireError::Kind)?;
     Ok(ScannedEntry {
@@ -263,6 +290,24 @@ pub fn scan_entry(line: &[u8]) -> Result<ScannedEntry<'_>, WireError> {
         kind,
         payload,
     })
+}
+
+/// Compares two raw JSON string contents (escapes not decoded) by their UTF-16 code units, the
+/// order RFC 8785 sorts member names in.
+fn utf16_order(a: &[u8], b: &[u8]) -> Result<std::cmp::Ordering, WireError> {
+    // UTF-8 byte order is code point order, which is UTF-16 order for every character below
+    // U+E000 (lead bytes under 0xEE): compare bytes unless an escape or a character from
+    // U+E000 up is present.
+    let plain = |s: &[u8]| s.iter().all(|&c| c != b'\\' && c < 0xEE);
+    if plain(a) && plain(b) {
+        return Ok(a.cmp(b));
+    }
+    let decode = |raw: &[u8]| -> Result<Vec<u16>, WireError> {
+        let quoted = [b"\"", raw, b"\""].concat();
+        let s: Cow<'_, str> = serde_json::from_slice(&quoted).map_err(|e| bad(&e.to_string()))?;
+        Ok(s.encode_utf16().collect())
+    };
+    Ok(decode(a)?.cmp(&decode(b)?))
 }
 
 fn decoded_len(raw: &[u8]) -> Result<usize, WireError> {

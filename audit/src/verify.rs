@@ -1,6 +1,7 @@
 //! The streaming verifier: reads an export line by line with O(log n) state and names the first
 //! thing that does not verify.
 
+use crate::cosign::{cosigned_by, CosignerVerifier, WitnessedBy};
 use crate::entry::{check_canonical, MAX_ENTRY_BYTES};
 use crate::export::{
     CheckpointLine, ExportHeader, CHECKPOINT_LINE_PREFIX, ENTRY_LINE_PREFIX, EXPORT_FORMAT,
@@ -52,12 +53,14 @@ pub enum Reason {
     BadRotation,
     /// The header's key list disagrees with what the log proves.
     HeaderMismatch,
+    /// The checkpoint the auditor relies on lacks the required witness cosignatures.
+    NotWitnessed,
     /// The export could not be read.
     Io,
 }
 
 impl Reason {
-    pub const ALL: [Reason; 16] = [
+    pub const ALL: [Reason; 17] = [
         Reason::Io,
         Reason::Malformed,
         Reason::BrokenLink,
@@ -74,6 +77,7 @@ impl Reason {
         Reason::OriginMismatch,
         Reason::BadRotation,
         Reason::HeaderMismatch,
+        Reason::NotWitnessed,
     ];
 
     /// Process exit code of `pitboss-audit verify` for this reason.
@@ -95,6 +99,7 @@ impl Reason {
             Reason::OriginMismatch => 21,
             Reason::BadRotation => 22,
             Reason::HeaderMismatch => 23,
+            Reason::NotWitnessed => 24,
         }
     }
 
@@ -117,6 +122,7 @@ impl Reason {
             Reason::OriginMismatch => "origin mismatch",
             Reason::BadRotation => "bad key rotation",
             Reason::HeaderMismatch => "header mismatch",
+            Reason::NotWitnessed => "not witnessed",
         }
     }
 }
@@ -158,6 +164,13 @@ pub struct VerifyOptions {
     pub trusted: Option<SignedCheckpoint>,
     /// Also check that every entry is byte-for-byte in RFC 8785 form (slower).
     pub check_canonical: bool,
+    /// Witnesses whose cosignatures count (C2SP tlog-cosignature). Every cosignature line by
+    /// one of them, on any checkpoint, must verify.
+    pub witnesses: Vec<CosignerVerifier>,
+    /// How many distinct witnesses must have cosigned the checkpoints the result rests on: the
+    /// export's last checkpoint (it covers every entry) and the trusted checkpoint, if given.
+    /// 0 requires none.
+    pub witness_quorum: usize,
 }
 
 /// What a successful verification established.
@@ -173,14 +186,24 @@ pub struct Summary {
     pub keys: Vec<KeyValidity>,
     /// Whether a trusted checkpoint was given and the export extends it.
     pub extends_trusted: bool,
+    /// The given witnesses that cosigned the last checkpoint.
+    pub witnessed_by: Vec<WitnessedBy>,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Suspect {
     /// Entry `seq`'s prev did not match; the next entry tells which one was altered.
     LinkBreak { seq: u64 },
     /// Entry `found` came where `expected` was due; the next entry tells gap from reorder.
     SeqAhead { expected: u64, found: u64 },
+    /// A checkpoint of `size` signs another root than its entries hash to. If the next entry
+    /// does not link to entry `size − 1` either, that entry was altered; otherwise the failure
+    /// names `first_unproven`, the first entry no earlier checkpoint covers.
+    RootMismatch {
+        size: u64,
+        first_unproven: u64,
+        detail: String,
+    },
 }
 
 /// The verifier state machine. Feed it lines (without their newline) in order, then `finish`.
@@ -250,6 +273,15 @@ impl Verifier {
     fn on_header(&mut self, line: &[u8]) -> Result<(), Failure> {
         let h: ExportHeader = serde_json::from_slice(line)
             .map_err(|e| self.fail(None, Reason::Malformed, format!("header: {e}")))?;
+        // One spelling: the header is the RFC 8785 form of its members (`until_size` written
+        // as null when absent, `announced_seq` left out when absent).
+        if serde_json_canonicalizer::to_vec(&h).ok().as_deref() != Some(line) {
+            return Err(self.fail(
+                None,
+                Reason::Malformed,
+                "header is not in RFC 8785 canonical form",
+            ));
+        }
         if h.format != EXPORT_FORMAT {
             return Err(self.fail(
                 None,
@@ -272,12 +304,87 @@ impl Verifier {
                 ));
             }
         }
+        self.keys
+            .set_origin(&h.origin)
+            .map_err(|e| self.fail(None, Reason::Malformed, format!("header: {e}")))?;
+        if let Some(t) = &self.opts.trusted {
+            let t = t.clone();
+            self.require_quorum(&t, None, "trusted checkpoint")?;
+        }
         self.header = Some(h);
         self.check_trusted()
     }
 
+    /// Every cosignature by a given witness on `cp` must verify; with `quorum_needed`, at least
+    /// `witness_quorum` distinct given witnesses must have cosigned it.
+    fn check_witnessed(
+        &self,
+        cp: &SignedCheckpoint,
+        here: Option<u64>,
+        what: &str,
+    ) -> Result<Vec<WitnessedBy>, Failure> {
+        let size = cp.checkpoint.size;
+        let by = cosigned_by(cp, &self.opts.witnesses).map_err(|e| {
+            self.fail(
+                here,
+                Reason::BadSignature,
+                format!("{what} of size {size}: {e}"),
+            )
+        })?;
+        Ok(by)
+    }
+
+    fn require_quorum(
+        &self,
+        cp: &SignedCheckpoint,
+        here: Option<u64>,
+        what: &str,
+    ) -> Result<Vec<WitnessedBy>, Failure> {
+        let by = self.check_witnessed(cp, here, what)?;
+        let need = self.opts.witness_quorum;
+        if by.len() < need {
+            return Err(self.fail(
+                here,
+                Reason::NotWitnessed,
+                format!(
+                    "{what} of size {} carries valid cosignatures by {} of the given witnesses ({}), {need} required",
+                    cp.checkpoint.size,
+                    by.len(),
+                    if by.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        by.iter().map(|w| w.witness.as_str()).collect::<Vec<_>>().join(", ")
+                    }
+                ),
+            ));
+        }
+        Ok(by)
+    }
+
     fn on_entry(&mut self, line: &[u8]) -> Result<(), Failure> {
         let expected = self.frontier.size();
+        if let Some(Suspect::RootMismatch {
+            size,
+            first_unproven,
+            detail,
+        }) = &self.suspect
+        {
+            let altered =
+                scan_entry(line).is_ok_and(|e| e.seq == *size && !self.head.eq_hex(e.prev));
+            return Err(if altered {
+                self.fail(
+                    Some(size - 1),
+                    Reason::RootMismatch,
+                    format!(
+                        "{detail}; entry {size} does not link to entry {} either: entry {} was altered",
+                        size - 1,
+                        size - 1
+                    ),
+                )
+            } else {
+                self.fail(Some(*first_unproven), Reason::RootMismatch, detail.clone())
+            });
+        }
         let e = match scan_entry(line) {
             Ok(e) => e,
             Err(err) => {
@@ -299,7 +406,7 @@ impl Verifier {
                     self.gap(expected, found)
                 });
             }
-            Some(Suspect::LinkBreak { .. }) | None => {}
+            Some(Suspect::LinkBreak { .. } | Suspect::RootMismatch { .. }) | None => {}
         }
         if e.seq != expected {
             if e.seq > expected {
@@ -404,6 +511,13 @@ impl Verifier {
         let here = count.checked_sub(1);
         let cl: CheckpointLine = serde_json::from_slice(line)
             .map_err(|e| self.fail(here, Reason::Malformed, format!("checkpoint line: {e}")))?;
+        if serde_json_canonicalizer::to_vec(&cl).ok().as_deref() != Some(line) {
+            return Err(self.fail(
+                here,
+                Reason::Malformed,
+                "checkpoint line is not in RFC 8785 canonical form",
+            ));
+        }
         let cp = SignedCheckpoint::parse(&cl.checkpoint)
             .map_err(|e| self.fail(here, Reason::Malformed, e.to_string()))?;
         let size = cp.checkpoint.size;
@@ -418,6 +532,12 @@ impl Verifier {
                 ),
             ));
         }
+        // Signatures before the size: a size altered in place breaks the signature, and the
+        // checkpoint, not the entries, is then what was forged.
+        self.keys
+            .on_checkpoint(&cp)
+            .map_err(|e| self.signature_failure(here, size, "checkpoint", e))?;
+        self.check_witnessed(&cp, here, "checkpoint")?;
         if size > count {
             return Err(self.fail(
                 Some(count),
@@ -435,21 +555,23 @@ impl Verifier {
                 format!("checkpoint of size {size} placed after {count} entries"),
             ));
         }
-        self.keys
-            .on_checkpoint(&cp)
-            .map_err(|e| self.signature_failure(here, size, "checkpoint", e))?;
         let root = self.frontier.root();
         if root != cp.checkpoint.root {
-            let first_unproven = self.last_cp.as_ref().map_or(0, |c| c.checkpoint.size);
-            return Err(self.fail(
-                Some(first_unproven.min(size.saturating_sub(1))),
-                Reason::RootMismatch,
-                format!(
+            let first_unproven = self
+                .last_cp
+                .as_ref()
+                .map_or(0, |c| c.checkpoint.size)
+                .min(size.saturating_sub(1));
+            self.suspect = Some(Suspect::RootMismatch {
+                size,
+                first_unproven,
+                detail: format!(
                     "checkpoint of size {size} signs root {}, entries 0..{} hash to {root}; entries from seq {first_unproven} on are not proven",
                     cp.checkpoint.root,
                     size.saturating_sub(1),
                 ),
-            ));
+            });
+            return Ok(());
         }
         self.checkpoints += 1;
         self.last_cp = Some(cp);
@@ -501,9 +623,16 @@ impl Verifier {
 
     /// Ends the stream: checks coverage, the trusted checkpoint and the header's claims.
     pub fn finish(self) -> Result<Summary, Failure> {
-        match self.suspect {
-            Some(Suspect::LinkBreak { seq }) => return Err(self.broken_link(seq)),
-            Some(Suspect::SeqAhead { expected, found }) => return Err(self.gap(expected, found)),
+        match &self.suspect {
+            Some(Suspect::LinkBreak { seq }) => return Err(self.broken_link(*seq)),
+            Some(Suspect::SeqAhead { expected, found }) => return Err(self.gap(*expected, *found)),
+            Some(Suspect::RootMismatch {
+                first_unproven,
+                detail,
+                ..
+            }) => {
+                return Err(self.fail(Some(*first_unproven), Reason::RootMismatch, detail.clone()))
+            }
             None => {}
         }
         let Some(header) = &self.header else {
@@ -538,9 +667,25 @@ impl Verifier {
                 },
             ));
         }
+        let mut listed: Vec<VerifyingKey> = Vec::with_capacity(header.keys.len());
         for claimed in &header.keys {
             let v = NoteVerifier::from_vkey(&claimed.vkey)
                 .map_err(|e| self.fail(None, Reason::HeaderMismatch, format!("header key: {e}")))?;
+            if v.name() != header.origin {
+                return Err(self.fail(
+                    None,
+                    Reason::HeaderMismatch,
+                    format!("header key {} is not named by the origin", claimed.vkey),
+                ));
+            }
+            if listed.contains(v.key()) {
+                return Err(self.fail(
+                    None,
+                    Reason::HeaderMismatch,
+                    format!("header lists key {} twice", claimed.vkey),
+                ));
+            }
+            listed.push(*v.key());
             let learned = self.keys.validity_of(v.key());
             let claim = (claimed.from_size, claimed.until_size, claimed.authorised);
             if learned != Some(claim) {
@@ -564,7 +709,18 @@ impl Verifier {
                 ));
             }
         }
+        if let Some(k) = self.keys.scheduled_keys().find(|k| !listed.contains(k)) {
+            let name = NoteVerifier::new(&header.origin, *k)
+                .map(|v| v.to_vkey())
+                .unwrap_or_default();
+            return Err(self.fail(
+                None,
+                Reason::HeaderMismatch,
+                format!("header omits key {name}, which the log schedules"),
+            ));
+        }
         let last = self.last_cp.clone().expect("coverage checked above");
+        let witnessed_by = self.require_quorum(&last, count.checked_sub(1), "last checkpoint")?;
         Ok(Summary {
             origin: header.origin.clone(),
             entries: count,
@@ -573,6 +729,7 @@ impl Verifier {
             last_checkpoint: last,
             keys: self.keys.validity(),
             extends_trusted: self.opts.trusted.is_some(),
+            witnessed_by,
         })
     }
 }

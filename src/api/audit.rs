@@ -8,7 +8,8 @@ use utoipa::IntoParams;
 
 use super::auth::{Caller, Role};
 use super::dto::{
-    AuditEntries, CheckpointSigned, InclusionProofDocument, LoggedEntry, ProblemDocument,
+    AuditEntries, CheckpointSigned, ConsistencyProofDocument, InclusionProofDocument, LoggedEntry,
+    ProblemDocument,
 };
 use super::problem::{unavailable, Problem};
 use super::startup::AppState;
@@ -205,6 +206,83 @@ pub async fn proof(
     }
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ConsistencyRange {
+    /// The older tree size (of a checkpoint you hold).
+    pub from: u64,
+    /// The newer tree size (of a later checkpoint, e.g. `GET /v1/audit/checkpoint`'s).
+    pub to: u64,
+}
+
+/// An RFC 6962 consistency proof that the log's tree of `from` entries is a prefix of its tree
+/// of `to` entries, in the format `pitboss-audit consistency --proof` reads.
+///
+/// Check it against the two signed checkpoints of those sizes (audit/FORMAT.md section 8): it
+/// shows the newer checkpoint extends the older one, so nothing the older one covers was
+/// changed or dropped. Roles: **auditor**, **regulator**, **admin**.
+#[utoipa::path(
+    tag = "audit",
+    operation_id = "consistency_proof",
+    security(("api_key" = [])),
+    params(ConsistencyRange),
+    responses(
+        (status = 200, description = "The proof file.", body = ConsistencyProofDocument),
+        (status = 400, description = "`malformed_query`, or `bad_range`: `from` is above `to`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`beyond_log`: `to` is above the number of entries logged.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: the log could not be read now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
+#[get("/v1/audit/consistency")]
+pub async fn consistency(
+    state: web::Data<AppState>,
+    caller: Caller,
+    q: web::Query<ConsistencyRange>,
+) -> Result<HttpResponse, Problem> {
+    caller.require(READERS)?;
+    let (from, to) = (q.from, q.to);
+    if from > to {
+        return Err(Problem::bad_request(
+            "bad_range",
+            format!("from ({from}) is above to ({to})"),
+        ));
+    }
+    // Entries are counted once committed, and their tiles are committed with them.
+    let size = state
+        .service
+        .metrics
+        .log_entries
+        .load(std::sync::atomic::Ordering::Relaxed);
+    if to > size {
+        return Err(Problem::not_found(
+            "beyond_log",
+            format!("the log has {size} entries; no tree of size {to} yet"),
+        ));
+    }
+    let pool = state.service.pool.clone();
+    // Read from the stored tree's tiles: O(log n) rows.
+    let hashes = blocking(move || {
+        let mut conn = pool
+            .get()
+            .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
+        let src = crate::store::tiles::TileSource::new(crate::store::tiles::DbTiles(
+            std::cell::RefCell::new(&mut conn),
+        ));
+        pitboss_audit::merkle::consistency_proof(&src, from, to)
+            .map_err(|e| crate::store::StoreError::Corrupt(e.to_string()))
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(ConsistencyProofDocument {
+        format: pitboss_audit::consistency::CONSISTENCY_FORMAT.to_owned(),
+        old_size: from,
+        new_size: to,
+        proof: hashes.iter().map(|h| h.to_hex()).collect(),
+    }))
+}
+
 /// The whole log as JSONL: header, entries, and the signed checkpoints in place, ending with
 /// a checkpoint of the full size (signed for the export).
 ///
@@ -271,13 +349,18 @@ pub async fn export(state: web::Data<AppState>, caller: Caller) -> Result<HttpRe
         .body(bytes))
 }
 
-/// The log's public key (PKCS#8 PEM) and key validity, for `pitboss-audit verify --public-key`.
+/// The log's current signing key: the Ed25519 public key as SubjectPublicKeyInfo PEM
+/// (`-----BEGIN PUBLIC KEY-----`, RFC 8410), the file `pitboss-audit verify --public-key` takes.
 ///
-/// No authentication: anyone may verify the log.
+/// Only the key, nothing else: no private key, no validity. Its signed-note name is the log's
+/// origin (the first line of `GET /v1/audit/checkpoint`). Which sizes each key may sign, across
+/// rotations, is in the export's header and proved by the log's `key_rotated` entries; an auditor
+/// holding this key from before a rotation learns the later keys from the log itself. No
+/// authentication: anyone may verify the log.
 #[utoipa::path(
     tag = "audit",
     responses(
-        (status = 200, description = "The Ed25519 public key, PEM.", body = String, content_type = "application/x-pem-file"),
+        (status = 200, description = "The log's current Ed25519 signing key as a SubjectPublicKeyInfo PEM block (RFC 8410), and nothing else.", body = String, content_type = "application/x-pem-file"),
     ),
 )]
 #[get("/v1/audit/public-key")]

@@ -590,6 +590,21 @@ pub struct InclusionProofDocument {
     pub checkpoint: String,
 }
 
+/// `GET /v1/audit/consistency`: an RFC 6962 consistency proof, as `pitboss-audit consistency`
+/// reads it (`pitboss_audit::consistency::ConsistencyProofFile`, audit/FORMAT.md section 8).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[schema(as = ConsistencyProofFile)]
+#[serde(deny_unknown_fields)]
+pub struct ConsistencyProofDocument {
+    /// `pitboss-audit-consistency-proof/1`.
+    pub format: String,
+    pub old_size: u64,
+    pub new_size: u64,
+    /// PROOF(old_size, D[new_size]) of RFC 6962 §2.1.2, each hash in hex; empty when
+    /// `old_size` is 0 or equals `new_size`.
+    pub proof: Vec<String>,
+}
+
 /// `201` to `POST /v1/admin/keys`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -161,6 +161,14 @@ pub async fn limit_uri(
 pub fn problemize<B>(
     res: actix_web::dev::ServiceResponse<B>,
 ) -> actix_web::Result<actix_web::middleware::ErrorHandlerResponse<B>> {
+    problemize_limited(res, super::startup::MAX_BODY_BYTES)
+}
+
+/// [`problemize`] for a server whose request bodies are limited to `max_body_bytes`.
+pub fn problemize_limited<B>(
+    res: actix_web::dev::ServiceResponse<B>,
+    max_body_bytes: usize,
+) -> actix_web::Result<actix_web::middleware::ErrorHandlerResponse<B>> {
     use actix_web::middleware::ErrorHandlerResponse;
     let already = res
         .headers()
@@ -181,10 +189,7 @@ pub fn problemize<B>(
         ),
         413 => (
             "payload_too_large",
-            format!(
-                "request bodies are limited to {} bytes",
-                super::startup::MAX_BODY_BYTES
-            ),
+            format!("request bodies are limited to {max_body_bytes} bytes"),
         ),
         s if s >= 500 => (
             "internal_error",

@@ -34,8 +34,9 @@ pub struct ServeConfig {
     /// A bootstrap admin key to install (`pb_<16 hex>_<64 hex>`); if none is configured and
     /// no admin key exists, one is generated and printed once.
     pub admin_key: Option<String>,
-    /// The log's origin line (also the key name in checkpoints).
-    pub origin: String,
+    /// The log's origin line (also the key name in checkpoints). Required with PostgreSQL;
+    /// with the embedded SQLite default, the stored one or one derived from the key.
+    pub origin: Option<String>,
     /// The key that encrypts stored RNG seeds; default `seed-key` beside the signing key.
     pub seed_key: Option<PathBuf>,
     /// How long idempotency records are kept.
@@ -97,6 +98,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(audit::checkpoint)
         .service(audit::checkpoint_now)
         .service(audit::proof)
+        .service(audit::consistency)
         .service(audit::export)
         .service(audit::public_key);
 }
@@ -119,7 +121,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         url.clone(),
         plans,
         &key_path,
-        &config.origin,
+        config.origin.as_deref(),
         crate::service::StartOptions {
             limits: config.limits.clone(),
             seed_key: config.seed_key.clone(),

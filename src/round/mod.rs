@@ -142,6 +142,10 @@ pub enum Event {
         reason: String,
         refunds: Vec<Refund>,
         refund_minor: i64,
+        /// The RNG seed, hex, revealed by the void as by a settlement (RNG mode), so that a
+        /// void decided after looking at the seed's draw can be audited.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rng_seed: Option<String>,
     },
     PlayerDisconnected {
         table: String,
@@ -371,7 +375,8 @@ impl Event {
         v
     }
 
-    /// Reads an event back from an entry's kind and payload.
+    /// Reads an event back from an entry's kind and payload. Prefer [`event_of_entry`], which
+    /// also decides which kinds are events.
     pub fn from_entry(kind: &str, payload: &Value) -> Result<Event, String> {
         let mut v = payload.clone();
         match &mut v {
@@ -382,6 +387,22 @@ impl Event {
         }
         serde_json::from_value(v).map_err(|e| format!("{kind}: {e}"))
     }
+}
+
+/// Reads the game event an audit entry records (the whole entry as JSON: `kind`, `payload`).
+/// `Ok(None)` for kinds that are not game events (the audit crate's `key_rotated`); an entry of
+/// a game kind whose payload does not read back is an error. The one place where stored entries
+/// become events again: the service's recovery, `pitboss replay` and the tests go through it.
+pub fn event_of_entry(entry: &Value) -> Result<Option<Event>, String> {
+    let kind = entry
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or("entry has no kind")?;
+    if !Event::KINDS.contains(&kind) {
+        return Ok(None);
+    }
+    let payload = entry.get("payload").ok_or("entry has no payload")?;
+    Event::from_entry(kind, payload).map(Some)
 }
 
 /// One bet's settlement as logged and as returned to the operator.
@@ -1674,12 +1695,14 @@ impl State {
         }])
     }
 
-    /// Voids a round under the plan's error policy: every accepted stake is returned.
+    /// Voids a round under the plan's error policy: every accepted stake is returned. An RNG
+    /// round's seed (`rng_seed`, from the service's secret store) is revealed in the void.
     pub fn decide_void(
         &self,
         operator: &str,
         round: &str,
         reason: &str,
+        rng_seed: Option<[u8; 32]>,
     ) -> Result<Vec<Event>, Refusal> {
         let r = self.round_of_operator(operator, round)?;
         if matches!(r.phase, Phase::Settled | Phase::Voided) {
@@ -1694,16 +1717,19 @@ impl State {
                 "a void states its reason (1–500 characters)",
             ));
         }
-        let void = vec![void_event(r, reason)];
+        let void = vec![void_event(r, reason, rng_seed.as_ref())];
         let seats = self.after_blackjack_round(r, &void);
         Ok(void.into_iter().chain(seats).collect())
     }
 
+    /// Closes a table; a round still open is voided, revealing its RNG seed (`rng_seed`, the
+    /// open round's) as [`State::decide_void`] does.
     pub fn decide_close_table(
         &self,
         operator: &str,
         table: &str,
         reason: &str,
+        rng_seed: Option<[u8; 32]>,
     ) -> Result<Vec<Event>, Refusal> {
         let t = self.table_of_operator(operator, table)?;
         if !t.open {
@@ -1731,7 +1757,11 @@ impl State {
         // A table closed with a round open returns every stake of that round (the plans' error
         // and table-closure policies: "sázející obdrží žetony ve výši své původní sázky").
         if let Some(current) = &t.current_round {
-            events.push(void_event(&self.rounds[current], "table closed"));
+            events.push(void_event(
+                &self.rounds[current],
+                "table closed",
+                rng_seed.as_ref(),
+            ));
         }
         events.push(Event::TableClosed {
             table: table.to_string(),
@@ -2035,7 +2065,7 @@ impl State {
                     return Err("settlement without a result".into());
                 }
                 if let Some(seed) = rng_seed {
-                    check_revealed_seed(&eng, r, seed)?;
+                    check_seed(&eng, r, seed, Reveal::Settlement)?;
                 }
                 let derived = settle_round(&eng, &r.bets, &r.cards, r.result, r.blackjack.as_ref())
                     .map_err(|e| e.to_string())?;
@@ -2052,9 +2082,17 @@ impl State {
                     .expect("round's table exists")
                     .current_round = None;
             }
-            Event::RoundVoided { round, refunds, .. } => {
+            Event::RoundVoided {
+                round,
+                refunds,
+                rng_seed,
+                ..
+            } => {
                 let r = self.rounds.get(round).ok_or("void of an unknown round")?;
-                let derived = match void_event(r, "") {
+                if matches!(r.phase, Phase::Settled | Phase::Voided) {
+                    return Err(format!("round {round}: voided after it was finished"));
+                }
+                let derived = match void_event(r, "", None) {
                     Event::RoundVoided { refunds, .. } => refunds,
                     _ => unreachable!("void_event returns a RoundVoided"),
                 };
@@ -2062,6 +2100,11 @@ impl State {
                     return Err(format!(
                         "round {round}: the logged refunds differ from the round's stakes"
                     ));
+                }
+                if let Some(seed) = rng_seed {
+                    let plan = self.plan_of_round(r);
+                    let eng = engine(&plan).map_err(|e| e.to_string())?;
+                    check_seed(&eng, r, seed, Reveal::Void)?;
                 }
                 let table = r.table.clone();
                 self.count_rounds_without_bet(round);
@@ -2436,8 +2479,9 @@ fn timeout_clause(plan: &LoadedPlan) -> String {
         .unwrap_or_else(|| plan.plan.policies.disconnect.clause.clone())
 }
 
-/// The void of a round: every accepted stake back, and nothing else.
-fn void_event(r: &RoundState, reason: &str) -> Event {
+/// The void of a round: every accepted stake back, and nothing else (but the RNG seed, if
+/// the round has one).
+fn void_event(r: &RoundState, reason: &str, rng_seed: Option<&[u8; 32]>) -> Event {
     let refunds: Vec<Refund> = r
         .bets
         .iter()
@@ -2463,12 +2507,27 @@ fn void_event(r: &RoundState, reason: &str) -> Event {
         reason: reason.to_string(),
         refunds,
         refund_minor,
+        rng_seed: rng_seed.map(|s| crate::plan::canonical::hex(s)),
     }
 }
 
+/// When a seed is revealed: a settlement needs the whole result drawn; a void may come before
+/// any of it (what was drawn must still be what the seed draws).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reveal {
+    Settlement,
+    Void,
+}
+
 /// An RNG round's revealed seed: its SHA-256 is the commitment logged when the round opened,
-/// and the round's result is what the seed draws (the number, or the cards in order).
-fn check_revealed_seed(eng: &Engine<'_>, r: &RoundState, seed_hex: &str) -> Result<(), String> {
+/// and the round's result is what the seed draws (the number, or the cards in order; for a
+/// void, the cards dealt so far and the number if one was drawn).
+fn check_seed(
+    eng: &Engine<'_>,
+    r: &RoundState,
+    seed_hex: &str,
+    reveal: Reveal,
+) -> Result<(), String> {
     use sha2::{Digest, Sha256};
     let bytes = (0..seed_hex.len())
         .step_by(2)
@@ -2492,6 +2551,8 @@ fn check_revealed_seed(eng: &Engine<'_>, r: &RoundState, seed_hex: &str) -> Resu
         blackjack::rng_cards_match(e, seed, &bj.play.dealt)
     } else if eng.deals_cards() {
         eng.rng_cards(seed).get(..r.cards.len()) == Some(&r.cards[..])
+    } else if reveal == Reveal::Void && r.result.is_none() {
+        true
     } else {
         r.result == Some(draw_pocket(seed, 37) as u8)
     };

@@ -298,6 +298,8 @@ pub enum StartError {
     #[error("replaying the audit log: {0}")]
     Replay(String),
     #[error("{0}")]
+    Origin(String),
+    #[error("{0}")]
     Io(#[from] std::io::Error),
 }
 
@@ -311,49 +313,6 @@ pub struct StartOptions {
     pub throttled: Arc<ThrottleCounters>,
     /// How long idempotency records are kept (`None`: [`retention::DEFAULT_RETENTION`]).
     pub idempotency_retention: Option<Duration>,
-}
-
-/// Loads the signing key from `path`, or creates one there (PKCS#8 PEM, mode 0600) on first
-/// start.
-pub fn load_or_create_key(path: &Path, origin: &str) -> Result<NoteSigner, StartError> {
-    let err = |detail: String| StartError::Key {
-        path: path.to_path_buf(),
-        detail,
-    };
-    if path.exists() {
-        let pem = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        return NoteSigner::from_pkcs8_pem(origin, &pem).map_err(|e| err(e.to_string()));
-    }
-    let mut seed = [0u8; 32];
-    rand::rngs::OsRng
-        .try_fill_bytes(&mut seed)
-        .map_err(|e| err(e.to_string()))?;
-    let signer = NoteSigner::new(origin, ed25519_dalek::SigningKey::from_bytes(&seed))
-        .map_err(|e| err(e.to_string()))?;
-    let pem = signer.to_pkcs8_pem().map_err(|e| err(e.to_string()))?;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    write_private(path, pem.as_bytes()).map_err(|e| err(e.to_string()))?;
-    Ok(signer)
-}
-
-#[cfg(unix)]
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
-}
-
-#[cfg(not(unix))]
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::write(path, bytes)
 }
 
 fn now_ts(now: DateTime<Utc>) -> Timestamp {
@@ -385,15 +344,32 @@ struct Writer {
 impl Service {
     /// Migrates the database, loads the signing key, replays the log into the domain state and
     /// starts the writer thread.
+    /// `origin` is the configured one; see [`crate::origin::resolve`] for what is run with.
     pub fn start(
         url: DatabaseUrl,
         plans: PlanSet,
         key_path: &Path,
-        origin: &str,
+        origin: Option<&str>,
         options: StartOptions,
     ) -> Result<Service, StartError> {
         store::migrate(&url)?;
-        let signer = load_or_create_key(key_path, origin)?;
+        let key_err = |detail: String| StartError::Key {
+            path: key_path.to_path_buf(),
+            detail,
+        };
+        let key = crate::keyfile::load_or_create(key_path).map_err(|e| key_err(e.detail))?;
+        let mut conn = store::connect(&url)?;
+        let origin = crate::origin::resolve(
+            origin,
+            stored_origin(&mut conn)?.as_deref(),
+            &key,
+            url.is_sqlite(),
+        )
+        .map_err(|e| StartError::Origin(e.to_string()))?;
+        let origin = origin.as_str();
+        let signer = NoteSigner::new(origin, key).map_err(|e| key_err(e.to_string()))?;
+        let public_key_pem = pitboss_audit::note::public_key_to_pem(signer.verifier().key())
+            .map_err(|e| key_err(e.to_string()))?;
         let seed_key = options.seed_key.clone().unwrap_or_else(|| {
             key_path
                 .parent()
@@ -403,13 +379,7 @@ impl Service {
             path: seed_key.clone(),
             detail: e.to_string(),
         })?;
-        let public_key_pem = pitboss_audit::note::public_key_to_pem(signer.verifier().key())
-            .map_err(|e| StartError::Key {
-                path: key_path.to_path_buf(),
-                detail: e.to_string(),
-            })?;
         let plans = Arc::new(plans);
-        let mut conn = store::connect(&url)?;
         let (appender, state, tiles) = recover(&mut conn, &plans, &signer, origin)?;
         let seeds = load_seeds(&mut conn, &seed_cipher)?;
         let metrics = Arc::new(Metrics {
@@ -507,6 +477,23 @@ impl Service {
     }
 }
 
+/// The origin of the log already in the database, if there is one.
+fn stored_origin(conn: &mut DbConnection) -> Result<Option<String>, StartError> {
+    let stored: Option<String> = log_state::table
+        .filter(log_state::id.eq(1))
+        .select(log_state::state)
+        .first(conn)
+        .optional()
+        .map_err(StoreError::from)?;
+    stored
+        .map(|s| {
+            serde_json::from_str::<LogState>(&s)
+                .map(|st| st.origin)
+                .map_err(|e| StartError::Replay(format!("log state: {e}")))
+        })
+        .transpose()
+}
+
 /// Rebuilds the appender and the domain state from the database: the log is the event source.
 fn recover(
     conn: &mut DbConnection,
@@ -563,12 +550,11 @@ fn recover(
             count += 1;
             let v: Value = serde_json::from_slice(&canonical)
                 .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
-            let kind = v["kind"].as_str().unwrap_or_default().to_string();
             // Entries of other kinds (the audit crate's key rotations) do not change the game
             // state; an entry of a game kind that does not read back is a corrupt log.
-            if Event::KINDS.contains(&kind.as_str()) {
-                let event = Event::from_entry(&kind, &v["payload"])
-                    .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
+            if let Some(event) = crate::round::event_of_entry(&v)
+                .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?
+            {
                 state
                     .apply(plans, &event)
                     .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
@@ -1194,17 +1180,23 @@ impl Writer {
                 }
             }
             Command::CloseTable { table, reason } => {
-                match state.decide_close_table(op, table, reason) {
-                    Ok(events) => (
-                        events,
-                        Reply::ok(
-                            200,
-                            &TableClosedReply {
-                                table: table.clone(),
-                                open: false,
-                            },
-                        ),
-                    ),
+                // A round left open is voided, and an RNG round's seed revealed with it.
+                let open_round = state
+                    .tables
+                    .get(table)
+                    .and_then(|t| t.current_round.clone());
+                let seed = open_round.as_ref().and_then(|r| self.seeds.get(r)).copied();
+                match state.decide_close_table(op, table, reason, seed) {
+                    Ok(events) => {
+                        if seed.is_some() {
+                            revealed.extend(open_round);
+                        }
+                        let reply = TableClosedReply {
+                            table: table.clone(),
+                            open: false,
+                        };
+                        (events, Reply::ok(200, &reply))
+                    }
                     Err(r) => refused(r),
                 }
             }
@@ -1500,14 +1492,16 @@ impl Writer {
                 }
                 Err(r) => refused(r),
             },
-            Command::Void { round, reason } => match state.decide_void(op, round, reason) {
-                Ok(events) => {
-                    let body = outcome_body(state, round, &events);
-                    revealed.push(round.clone());
-                    (events, Reply::ok(200, &body))
+            Command::Void { round, reason } => {
+                match state.decide_void(op, round, reason, self.seeds.get(round).copied()) {
+                    Ok(events) => {
+                        let body = outcome_body(state, round, &events);
+                        revealed.push(round.clone());
+                        (events, Reply::ok(200, &body))
+                    }
+                    Err(r) => refused(r),
                 }
-                Err(r) => refused(r),
-            },
+            }
             Command::Connection {
                 table,
                 player,
@@ -1797,12 +1791,16 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
                 reason,
                 refunds,
                 refund_minor,
+                rng_seed,
                 ..
             } => {
                 body.phase = Some(Phase::Voided);
                 body.reason = Some(reason.clone());
                 body.refunds = Some(refunds.clone());
                 body.refund_minor = Some(*refund_minor);
+                if let Some(s) = rng_seed {
+                    body.rng_seed = Some(s.clone());
+                }
             }
             Event::CardDealt { to, card, .. } => {
                 let c = CardRecord {

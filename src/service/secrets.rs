@@ -68,7 +68,7 @@ impl SeedCipher {
             std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
         }
         let text = format!("{}\n", crate::plan::canonical::hex(&key));
-        super::write_private(path, text.as_bytes()).map_err(|e| err(e.to_string()))?;
+        crate::keyfile::write_private(path, text.as_bytes()).map_err(|e| err(e.to_string()))?;
         Ok(SeedCipher::new(key))
     }
 

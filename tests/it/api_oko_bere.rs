@@ -1500,6 +1500,7 @@ fn exported_log_verifies_and_rebuilds_the_table(t: &Oko) {
             anchors: vec![key],
             trusted: None,
             check_canonical: true,
+            ..Default::default()
         },
         |_| {},
     )

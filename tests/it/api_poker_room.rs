@@ -1832,6 +1832,7 @@ fn export_verifies_and_replays(room: &Room, tables: &[&str]) {
             anchors: vec![key],
             trusted: None,
             check_canonical: true,
+            ..Default::default()
         },
         |_| {},
     )

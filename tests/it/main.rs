@@ -26,3 +26,5 @@ mod replay;
 mod server;
 mod simulate;
 mod source;
+mod trust;
+mod witness;

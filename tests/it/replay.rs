@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use pitboss::round::{Event, State};
+use pitboss::round::{event_of_entry, Event, State};
 use serde_json::Value;
 
 use crate::server::TestServer;
@@ -30,6 +30,7 @@ pub fn exported_log_verifies_and_replays_on(
             anchors: vec![key],
             trusted: None,
             check_canonical: true,
+            ..Default::default()
         },
         |_| {},
     )
@@ -46,9 +47,9 @@ pub fn exported_log_verifies_and_replays_on(
         if v.get("checkpoint").is_some() {
             continue;
         }
-        let kind = v["kind"].as_str().unwrap();
-        let event =
-            Event::from_entry(kind, &v["payload"]).unwrap_or_else(|e| panic!("entry {v}: {e}"));
+        let Some(event) = event_of_entry(&v).unwrap_or_else(|e| panic!("entry {v}: {e}")) else {
+            continue;
+        };
         // apply re-derives each settlement and refuses one that differs from the logged one.
         state
             .apply(&plans, &event)
@@ -74,5 +75,42 @@ pub fn exported_log_verifies_and_replays_on(
             .as_ref()
             .expect("settled in the replay");
         assert_eq!(&serde_json::to_value(replayed).unwrap(), logged);
+    }
+
+    // The auditor's command agrees: every settlement, refund and RNG result re-derived.
+    let out = replay_command(&export, plans_dir);
+    assert_eq!(out.code, 0, "pitboss replay: {}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.starts_with("OK ")
+            && out
+                .stdout
+                .contains(&format!("{} settlements", settled.len())),
+        "{}",
+        out.stdout
+    );
+}
+
+pub struct CommandOutput {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `pitboss replay` on an export's text with the plans in `plans_dir`.
+pub fn replay_command(export: &str, plans_dir: &std::path::Path) -> CommandOutput {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("export.jsonl");
+    std::fs::write(&file, export).expect("write export");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pitboss"))
+        .arg("--plans")
+        .arg(plans_dir)
+        .arg("replay")
+        .arg(&file)
+        .output()
+        .expect("pitboss replay runs");
+    CommandOutput {
+        code: out.status.code().expect("exited normally"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }

@@ -148,10 +148,14 @@ impl TestServer {
             .arg(data_dir)
             .env_remove("DATABASE_URL")
             .env_remove("PITBOSS_ADMIN_KEY")
+            .env_remove("PITBOSS_LOG_ORIGIN")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         if let Some(url) = pg_url {
-            cmd.args(["--database-url", url]);
+            // A PostgreSQL deployment must name its log; each test database is its own log.
+            let name = url.rsplit('/').next().unwrap_or("pg");
+            cmd.args(["--database-url", url])
+                .args(["--origin", &format!("pitboss.test/{name}")]);
         }
         for (k, v) in env {
             cmd.env(k, v);

@@ -8,13 +8,13 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pitboss-audit");
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
 }
 
-fn run(args: &[&str]) -> Run {
+pub fn run(args: &[&str]) -> Run {
     let out = Command::new(BIN).args(args).output().expect("binary runs");
     Run {
         code: out.status.code().expect("exited normally"),
@@ -40,7 +40,7 @@ fn case(label: &str) -> (Case, Log) {
     (Case { dir, key, lines }, log)
 }
 
-fn pem_of(label: &str) -> String {
+pub fn pem_of(label: &str) -> String {
     public_key_to_pem(signer(label).verifier().key()).expect("pem")
 }
 

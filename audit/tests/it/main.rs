@@ -2,5 +2,8 @@
 
 mod appender;
 mod cli;
+mod consistency;
 mod fixture;
+mod format_rules;
+mod keys_and_witnesses;
 mod testdata;

@@ -89,6 +89,7 @@ fn testdata_export_verifies_with_key_a_alone_learning_key_b_from_the_rotation() 
             anchors: vec![key_a],
             trusted: None,
             check_canonical: true,
+            ..Default::default()
         },
         |_| {},
     )
