@@ -16,6 +16,7 @@ mod bj;
 mod crash;
 mod plan_blackjack;
 mod plan_cards;
+mod plan_cli;
 mod plan_format;
 mod plan_player_games;
 mod plan_roulette;
