@@ -180,12 +180,33 @@ fn run(cmd: Command) -> Result<ExitCode, String> {
                 Ok(p) => {
                     let mut json = serde_json::to_string_pretty(&p).map_err(|e| e.to_string())?;
                     json.push('\n');
+                    let kind = serde_json::from_str::<serde_json::Value>(&p.entry)
+                        .ok()
+                        .and_then(|e| e.get("kind").and_then(|k| k.as_str()).map(String::from))
+                        .unwrap_or_else(|| "entry".into());
+                    let what = format!(
+                        "the inclusion proof of entry {} ({kind}) in the tree of size {} (with \
+                         its signed checkpoint)",
+                        p.leaf_index, p.tree_size
+                    );
                     match out {
-                        Some(path) => std::fs::write(&path, json)
-                            .map_err(|e| format!("{}: {e}", path.display()))?,
-                        None => io::stdout()
-                            .write_all(json.as_bytes())
-                            .map_err(|e| e.to_string())?,
+                        Some(path) => {
+                            std::fs::write(&path, json)
+                                .map_err(|e| format!("{}: {e}", path.display()))?;
+                            println!(
+                                "OK wrote {what} to {}; check it with `pitboss-audit check-proof {} \
+                                 --public-key KEY.pem`",
+                                path.display(),
+                                path.display()
+                            );
+                        }
+                        None => {
+                            io::stdout()
+                                .write_all(json.as_bytes())
+                                .map_err(|e| e.to_string())?;
+                            // Standard output is the proof itself: the note goes beside it.
+                            eprintln!("OK wrote {what} to standard output");
+                        }
                     }
                     Ok(ExitCode::SUCCESS)
                 }

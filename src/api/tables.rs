@@ -830,7 +830,7 @@ pub async fn get_settlement(
             actix_web::http::StatusCode::CONFLICT,
             "not_settled",
             "Not settled",
-            format!("round {} is {:?}", r.round, r.phase),
+            format!("round {} is {}: nothing is settled yet", r.round, r.phase),
         )),
     }
 }

@@ -13,6 +13,8 @@ pub mod poker_room;
 pub mod roulette;
 pub mod top_card;
 
+pub use crate::wire_name;
+
 /// Why a bet or an event was refused: a stable machine code, a message for a person, and the
 /// clause of the plan whose rule refused it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1202,7 +1202,11 @@ impl<'p> OkoBereEngine<'p> {
         }
         Err(self.selection_refusal(
             code::METHOD_NOT_ALLOWED,
-            format!("{} does not choose the banker {m:?}", self.key),
+            format!(
+                "{} does not choose the banker by {}",
+                self.key,
+                super::wire_name(&m)
+            ),
         ))
     }
 

@@ -118,7 +118,7 @@ struct DecisionRequest {
     bet_behind_declines: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Action {
     Hit,
@@ -827,7 +827,10 @@ pub(crate) fn decision_inputs(
     let refuse_extra = |what: &str| {
         Refusal::new(
             code::BAD_DECISION,
-            format!("\"{what}\" does not go with \"{:?}\"", d.action).to_lowercase(),
+            format!(
+                "\"{what}\" does not go with \"{}\"",
+                crate::games::wire_name(&d.action)
+            ),
         )
         .with_plan(&key)
     };
@@ -1416,7 +1419,8 @@ impl State {
         {
             if *to != Some(expected) {
                 return Err(format!(
-                    "round {round}: a card logged to {to:?}, the rules deal it to {expected:?}"
+                    "round {round}: a card logged to {}, the rules deal it to {expected}",
+                    to.map_or_else(|| "no place".to_string(), |t| t.to_string())
                 ));
             }
         }

@@ -413,6 +413,19 @@ pub enum Phase {
     Voided,
 }
 
+impl std::fmt::Display for Phase {
+    /// The phase for a message to a person: "round t1.1 is already settled".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Phase::Betting => "taking bets",
+            Phase::BettingClosed => "closed to bets",
+            Phase::Decisions => "awaiting the players' decisions",
+            Phase::Settled => "settled",
+            Phase::Voided => "voided",
+        })
+    }
+}
+
 /// An accepted bet: the request as sent (without `player`) and where it lies.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct BetRecord {
@@ -666,7 +679,7 @@ impl State {
         if !loaded.plan.plan.modes.contains(&mode) {
             return Err(refuse(
                 "mode_not_allowed",
-                format!("{} does not allow {mode:?} mode", loaded.key()),
+                format!("{} does not allow {mode} mode", loaded.key()),
             )
             .clause("plan.modes"));
         }
@@ -878,7 +891,7 @@ impl State {
             }]),
             other => Err(refuse(
                 "out_of_order",
-                format!("round {round} is {other:?}: betting is not open"),
+                format!("round {round} is {other}: betting is not open"),
             )),
         }
     }
@@ -904,7 +917,7 @@ impl State {
             return Err(refuse(
                 "wrong_mode",
                 format!(
-                    "table {} is in {:?} mode: results come from {}",
+                    "table {} is in {} mode: results come from {}",
                     r.table,
                     table.mode,
                     match table.mode {
@@ -925,7 +938,7 @@ impl State {
             other => {
                 return Err(refuse(
                     "out_of_order",
-                    format!("round {round} is already {other:?}"),
+                    format!("round {round} is already {other}"),
                 ))
             }
         }
@@ -1209,7 +1222,7 @@ impl State {
             )),
             other => Err(refuse(
                 "out_of_order",
-                format!("round {} is already {other:?}", r.round),
+                format!("round {} is already {other}", r.round),
             )),
         }
     }
@@ -1376,7 +1389,7 @@ impl State {
         if r.phase != Phase::Decisions {
             return Err(refuse(
                 "out_of_order",
-                format!("round {round} is {:?}: no decision is open", r.phase),
+                format!("round {round} is {}: no decision is open", r.phase),
             ));
         }
         let plan = self.plan_of_round(r);
@@ -1482,7 +1495,7 @@ impl State {
         if r.phase != Phase::Decisions {
             return Err(refuse(
                 "out_of_order",
-                format!("round {round} is {:?}: no decision is open", r.phase),
+                format!("round {round} is {}: no decision is open", r.phase),
             ));
         }
         let plan = self.plan_of_round(r);
@@ -1586,7 +1599,7 @@ impl State {
         if matches!(r.phase, Phase::Settled | Phase::Voided) {
             return Err(refuse(
                 "out_of_order",
-                format!("round {round} is already {:?}", r.phase),
+                format!("round {round} is already {}", r.phase),
             ));
         }
         if reason.trim().is_empty() || reason.len() > 500 {

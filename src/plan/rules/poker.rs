@@ -723,13 +723,19 @@ impl PokerCashRules {
         let mut seen = HashSet::new();
         for c in &self.misdeal.causes {
             if !seen.insert(c.id) {
-                err("misdeal.causes", format!("{:?} is listed twice", c.id));
+                err(
+                    "misdeal.causes",
+                    format!("{} is listed twice", crate::wire_name(&c.id)),
+                );
             }
         }
         let mut seen = HashSet::new();
         for i in &self.irregularities {
             if !seen.insert(i.id) {
-                err("irregularities", format!("{:?} is listed twice", i.id));
+                err(
+                    "irregularities",
+                    format!("{} is listed twice", crate::wire_name(&i.id)),
+                );
             }
         }
         out
