@@ -672,7 +672,7 @@ mod tests {
         let found = r.lint_against_plan(&plan);
         assert!(found
             .iter()
-            .any(|(_, m)| m.contains("Straight is paid by several rows")));
+            .any(|(_, m)| m.contains("straight is paid by several rows")));
     }
 
     #[test]
