@@ -215,7 +215,7 @@ pub enum MainResult {
 }
 
 /// What one bet type of the player's round pays.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BetPayout {
     pub bet_type: String,
     #[serde(flatten)]
@@ -223,7 +223,7 @@ pub struct BetPayout {
 }
 
 /// A player's settled round: the hands it was decided on and one payout per bet type held.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Settlement {
     pub result: MainResult,
     /// The best five of the player's two cards and the flop (Bonus, AA).

@@ -388,7 +388,7 @@ pub struct BetSettlement {
     pub bets: Vec<String>,
     /// The engine's reading of the hand (Casino Hold'em: result, hand ranks, qualification).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>, nullable = false)]
+    #[schema(value_type = Option<crate::games::casino_holdem::Settlement>, nullable = false)]
     pub detail: Option<Value>,
 }
 
@@ -431,9 +431,8 @@ impl std::fmt::Display for Phase {
 pub struct BetRecord {
     pub bet: String,
     pub player: String,
-    #[schema(value_type = Object)]
+    #[schema(value_type = crate::api::schemas::BetAsSent)]
     pub request: Value,
-    #[schema(value_type = Vec<Object>)]
     pub placements: Placements,
     pub stake_minor: i64,
     /// The stake was returned before settlement (a disconnect before betting closed): the bet
@@ -445,7 +444,7 @@ pub struct BetRecord {
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct DecisionRecord {
     pub player: String,
-    #[schema(value_type = String, example = "call")]
+    #[schema(value_type = crate::api::schemas::TakenDecisionValue)]
     pub decision: Value,
     /// Taken by the plan's rule (time-out or disconnect), not by the player.
     pub automatic: bool,
@@ -457,7 +456,6 @@ pub struct DecisionRecord {
 /// The table's shoe (live card games): which cards have come out since the last shuffle.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ShoeState {
-    #[schema(value_type = Object)]
     pub shoe: Shoe,
     /// Cards dealt since the last shuffle (misdealt cards included: they are not returned).
     pub cards_seen: u32,
@@ -516,7 +514,7 @@ pub struct RoundState {
     /// Card games: the cards dealt so far, in dealing order (after the last misdeal).
     pub cards: Vec<CardRecord>,
     /// Card games: the result read from the complete deal.
-    #[schema(required = true, value_type = Option<Object>)]
+    #[schema(required = true, value_type = Option<crate::api::schemas::CardGameOutcome>)]
     pub outcome: Option<Value>,
     /// Card games: deals voided and dealt again.
     pub misdeals: u32,
@@ -556,11 +554,11 @@ pub struct TableState {
     pub shoe: Option<ShoeState>,
     /// Player-versus-player tables: the seats, stacks, bank or pots and the hand in play, as
     /// the family's engine keeps them.
-    #[schema(required = true, value_type = Option<Object>)]
+    #[schema(required = true, value_type = Option<crate::api::schemas::PvpState>)]
     pub game: Option<PvpState>,
     /// Player-versus-player tables: what the table waits for (whose turn, the legal acts and
     /// amounts, which cards).
-    #[schema(required = true, value_type = Option<Object>)]
+    #[schema(required = true, value_type = Option<crate::api::schemas::PvpExpected>)]
     pub expected: Option<Value>,
     /// Player-versus-player tables: actions applied so far.
     pub actions: u64,

@@ -24,3 +24,4 @@ mod replay;
 mod server;
 mod simulate;
 mod source;
+mod spec;

@@ -402,6 +402,7 @@ pub enum OddChipTo {
 /// "Misdeal (špatně rozdané karty)".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "PokerMisdeal")]
 pub struct Misdeal {
     /// "… pouze v případě že, se na chybu přijde dříve … než dva hráči rozehrají hru":
     /// a misdeal is declared only while fewer than this many players have acted.
