@@ -124,6 +124,9 @@ engine_schemas! {
     crate::games::blackjack::CardTo => "BlackjackCardTo", "Blackjack";
     crate::games::blackjack::Next => "BlackjackNext", "Blackjack";
     crate::games::blackjack::Decision => "BlackjackDecision", "Blackjack";
+    crate::games::blackjack::Hand => "BlackjackHand", "Blackjack";
+    crate::games::blackjack::HandResult => "BlackjackHandResult", "Blackjack";
+    crate::games::blackjack::StakeSettlement => "BlackjackStakeSettlement", "Blackjack";
     crate::round::blackjack::DecisionRequest => "BlackjackDecisionRequest", "Blackjack";
     crate::cards::Shoe => "Shoe", "";
     crate::cards::Card => "Card", "";

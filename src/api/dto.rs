@@ -263,8 +263,9 @@ pub enum BetResult {
 #[serde(deny_unknown_fields)]
 pub struct RoundOutcome {
     pub round: String,
+    /// Where the round is now, after a phase change (`close_betting`, a settlement, a void).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(required = true, nullable = false)]
+    #[schema(nullable = false)]
     pub phase: Option<Phase>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]

@@ -363,7 +363,10 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (401, &["unauthorized"]),
             (403, &["forbidden"]),
             (404, &["table_not_found"]),
-            (409, &["table_closed", "decision_time_open"]),
+            (
+                409,
+                &["table_closed", "decision_time_open", "round_in_progress"],
+            ),
             (422, ACTION_REFUSALS),
             (503, &["unavailable"]),
         ],
@@ -428,8 +431,14 @@ pub const OPERATIONS: &[OperationErrors] = &[
     ),
 ];
 
+/// What every operation that takes a body answers to one above the limit.
+pub const TOO_LARGE: (u16, &[&str]) = (413, &["payload_too_large"]);
+
 /// The codes of `method path` answering `status`, if the operation lists that status.
 pub fn codes(method: &str, path: &str, status: u16) -> Option<&'static [&'static str]> {
+    if status == TOO_LARGE.0 {
+        return Some(TOO_LARGE.1);
+    }
     OPERATIONS
         .iter()
         .find(|o| o.method.eq_ignore_ascii_case(method) && o.path == path)?
@@ -447,6 +456,7 @@ pub fn title(status: u16) -> &'static str {
         403 => "Forbidden",
         404 => "Not found",
         409 | 422 => "Refused",
+        413 => "Payload Too Large",
         503 => "Service unavailable",
         _ => "Error",
     }
@@ -474,6 +484,7 @@ pub fn sample_detail(code: &str) -> String {
         "bad_plan_ref" => "'evolution roulette' is not ID or ID@VERSION".into(),
         "malformed_query" => "missing field `from`".into(),
         "no_such_route" => "no such route; see /v1/plans and /healthz".into(),
+        "payload_too_large" => "request bodies are limited to 262144 bytes".into(),
         other => format!("refused: {}", other.replace('_', " ")),
     }
 }

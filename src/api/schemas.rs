@@ -258,7 +258,105 @@ super::bridge::api_json_schemas! {
     /// What a card game's complete deal came to.
     CardGameOutcome => json!({
         "description": "The result read from a complete deal: baccarat's coup, Top Card's two cards, or Casino Hold'em's hands.",
-        "oneOf": [r("BaccaratOutcome"), r("TopCardOutcome"), r("CasinoHoldemOutcome")]
+        "oneOf": [r("BaccaratOutcome"), r("TopCardOutcome"), r("CasinoHoldemOutcome"), r("BlackjackOutcome")]
+    });
+    /// A blackjack round's result.
+    BlackjackOutcome => json!({
+        "description": "A complete blackjack round: the dealer's hand and every box's hands with their results.",
+        "type": "object",
+        "properties": {
+            "dealer": {
+                "type": "object",
+                "properties": {
+                    "cards": {"type": "array", "items": r("Card")},
+                    "total": {"type": "integer", "minimum": 0},
+                    "soft": {"type": "boolean"},
+                    "blackjack": {"type": "boolean"},
+                    "bust": {"type": "boolean"}
+                },
+                "required": ["cards", "total", "soft", "blackjack", "bust"],
+                "additionalProperties": false
+            },
+            "positions": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "seat": {"type": ["integer", "null"], "minimum": 1, "description": "The box; `null` on a common hand."},
+                    "player": {"type": "string"},
+                    "hands": {"type": "array", "items": {
+                        "type": "object",
+                        "properties": {
+                            "cards": {"type": "array", "items": r("Card")},
+                            "total": {"type": "integer", "minimum": 0},
+                            "result": r("BlackjackHandResult"),
+                            "doubled": {"type": "boolean"},
+                            "surrendered": {"type": "boolean"},
+                            "from_split": {"type": "boolean"}
+                        },
+                        "required": ["cards", "total", "result", "doubled", "surrendered", "from_split"],
+                        "additionalProperties": false
+                    }}
+                },
+                "required": ["seat", "player", "hands"],
+                "additionalProperties": false
+            }}
+        },
+        "required": ["dealer", "positions"],
+        "additionalProperties": false
+    });
+    /// The engine's reading behind a bet's settlement.
+    SettlementDetail => json!({
+        "description": "The engine's reading behind a settlement: Casino Hold'em's hands; blackjack's box (hands, results and stakes), side bet (the cards it was decided on) or Bet Behind.",
+        "oneOf": [
+            r("CasinoHoldemSettlement"), r("BlackjackBoxSettlement"),
+            r("BlackjackSideBetSettlement"), r("BlackjackBetBehindSettlement")
+        ]
+    });
+    /// A blackjack box's own play, settled.
+    BlackjackBoxSettlement => json!({
+        "type": "object",
+        "properties": {
+            "seat": {"type": ["integer", "null"], "minimum": 1},
+            "position": {"type": "integer", "minimum": 0},
+            "hands": {"type": "array", "items": r("BlackjackHand")},
+            "results": {"type": "array", "items": r("BlackjackHandResult")},
+            "stakes": {"type": "array", "items": r("BlackjackStakeSettlement")}
+        },
+        "required": ["seat", "position", "hands", "results", "stakes"],
+        "additionalProperties": false
+    });
+    /// A blackjack side bet, settled.
+    BlackjackSideBetSettlement => json!({
+        "type": "object",
+        "properties": {
+            "seat": {"type": ["integer", "null"], "minimum": 1},
+            "first_cards": {"type": "array", "items": r("Card")},
+            "dealer": {"type": "array", "items": r("Card")}
+        },
+        "required": ["seat", "first_cards", "dealer"],
+        "additionalProperties": false
+    });
+    /// A Bet Behind, settled.
+    BlackjackBetBehindSettlement => json!({
+        "type": "object",
+        "properties": {
+            "seat": {"type": ["integer", "null"], "minimum": 1},
+            "results": {"type": "array", "items": r("BlackjackHandResult")},
+            "stakes": {"type": "array", "items": r("BlackjackStakeSettlement")}
+        },
+        "required": ["seat", "results", "stakes"],
+        "additionalProperties": false
+    });
+    /// A bet's request as the round holds it.
+    BetRecordRequest => json!({
+        "description": "The bet as the operator sent it (without `player`), or, for a stake a blackjack decision added (a split, a double, insurance), the decision's input.",
+        "oneOf": [r("BetAsSent"), r("DecisionStake")]
+    });
+    /// A stake added by a blackjack decision.
+    DecisionStake => json!({
+        "type": "object",
+        "properties": {"decision": r("TakenDecisionValue")},
+        "required": ["decision"],
+        "additionalProperties": false
     });
     /// Casino Hold'em's complete deal.
     CasinoHoldemOutcome => json!({
@@ -294,7 +392,7 @@ super::bridge::api_json_schemas! {
         "type": "object",
         "properties": {
             "player": {"type": "string"},
-            "seat": {"type": "integer", "minimum": 1, "description": "The box, 1 … the plan's seats (the common hand: 1)."},
+            "seat": {"type": ["integer", "null"], "minimum": 1, "description": "The box, 1 … the plan's seats; `null` on a common hand."},
             "position": {"type": "integer", "minimum": 0, "description": "The box's place in dealing order, from 0."},
             "hand": {"type": "integer", "minimum": 0, "description": "The hand of the box, 0 before any split."},
             "cards": {"type": "array", "items": r("Card")},
@@ -310,7 +408,7 @@ super::bridge::api_json_schemas! {
         "type": "object",
         "properties": {
             "player": {"type": "string"},
-            "seat": {"type": "integer", "minimum": 1},
+            "seat": {"type": ["integer", "null"], "minimum": 1},
             "position": {"type": "integer", "minimum": 0},
             "insurance": {"type": "boolean", "enum": [true]},
             "bet_behind": {"type": "boolean"}

@@ -57,6 +57,7 @@ pub fn finish(doc: &mut Value) {
         }
     }
     optional_bodies(doc);
+    body_limit(doc);
     error_examples(doc);
     public_operations(doc);
     doc["servers"] = json!([{
@@ -395,6 +396,32 @@ fn optional_bodies(doc: &mut Value) {
             if optional {
                 op["requestBody"]["required"] = json!(false);
             }
+        }
+    }
+}
+
+/// Every operation that takes a body refuses one above the service's limit (`413`, raised by
+/// actix before the handler runs).
+fn body_limit(doc: &mut Value) {
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for item in paths.values_mut() {
+        for op in item
+            .as_object_mut()
+            .into_iter()
+            .flat_map(|m| m.values_mut())
+        {
+            if op.get("requestBody").is_none() {
+                continue;
+            }
+            op["responses"]["413"] = json!({
+                "description": format!(
+                    "`payload_too_large`: the body is above {} bytes.",
+                    super::startup::MAX_BODY_BYTES
+                ),
+                "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+            });
         }
     }
 }

@@ -388,7 +388,7 @@ pub struct BetSettlement {
     pub bets: Vec<String>,
     /// The engine's reading of the hand (Casino Hold'em: result, hand ranks, qualification).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<crate::games::casino_holdem::Settlement>, nullable = false)]
+    #[schema(value_type = Option<crate::api::schemas::SettlementDetail>, nullable = false)]
     pub detail: Option<Value>,
 }
 
@@ -431,7 +431,7 @@ impl std::fmt::Display for Phase {
 pub struct BetRecord {
     pub bet: String,
     pub player: String,
-    #[schema(value_type = crate::api::schemas::BetAsSent)]
+    #[schema(value_type = crate::api::schemas::BetRecordRequest)]
     pub request: Value,
     pub placements: Placements,
     pub stake_minor: i64,
