@@ -16,32 +16,37 @@ use crate::round::{BetSettlement, CardRecord, Next, Phase, Refund};
 // ----- errors ------------------------------------------------------------------------------
 
 /// An RFC 9457 problem document (`application/problem+json`): every error and every refusal.
+/// Each error response of an operation lists, as its examples, the codes it can carry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-#[schema(as = Problem)]
+#[schema(as = Problem, example = json!({
+    "type": "urn:pitboss:problem:above_max_bet",
+    "title": "Refused",
+    "status": 422,
+    "code": "above_max_bet",
+    "detail": "a stake of 12 000,00 CZK on straight 17 is above the maximum bet 10 000,00 CZK for Jedno číslo (Straight-Up) in alg-roulette@1",
+    "plan": "alg-roulette@1",
+    "clause": "Tabulka nejvyšších sázek a odvislých nejvyšších výher"
+}))]
 #[serde(deny_unknown_fields)]
 pub struct ProblemDocument {
     /// `urn:pitboss:problem:<code>`.
     #[serde(rename = "type")]
-    #[schema(example = "urn:pitboss:problem:above_max_bet")]
     pub problem_type: String,
     /// `Refused` for a rule of the plan or the round lifecycle; otherwise the HTTP reason.
-    #[schema(example = "Refused")]
     pub title: String,
     /// The HTTP status, repeated.
-    #[schema(example = 422)]
     pub status: u16,
     /// Stable machine code (`plan_not_found`, `above_max_bet`, `idempotency_key_reused`, …).
-    #[schema(example = "above_max_bet")]
     pub code: String,
     /// A message for a person.
     pub detail: String,
     /// The plan (`id@version`) whose rule refused, where one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false, example = "alg-roulette@1")]
+    #[schema(nullable = false)]
     pub plan: Option<String>,
     /// The plan clause (field path) behind the refusal, where one is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false, example = "bets[straight].max_bet")]
+    #[schema(nullable = false)]
     pub clause: Option<String>,
 }
 

@@ -1120,3 +1120,163 @@ fn round_of_status(api: &Api, key: &str, table: &str) -> u16 {
     api.command("/v1/tables/{table}/rounds", &[table], key, json!({}))
         .0
 }
+
+// ----- error codes ---------------------------------------------------------------------------
+
+/// Every `.rs` file under `dir`, with its text.
+fn sources(dir: &std::path::Path, out: &mut Vec<(PathBuf, String)>) {
+    for entry in std::fs::read_dir(dir).expect("source dir") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).expect("source file");
+            out.push((path, text));
+        }
+    }
+}
+
+/// The string literals that follow each occurrence of `prefix` (whitespace and newlines
+/// skipped), with the text just before the literal's opening quote.
+fn literals_after<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices(prefix) {
+        let rest = text[i + prefix.len()..].trim_start();
+        if let Some(lit) = rest.strip_prefix('"') {
+            if let Some(end) = lit.find('"') {
+                let s = &lit[..end];
+                if !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+                    out.push(s);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The codes the source produces and the statuses each leaves with, read from the code that
+/// makes them: refusals of the engines and the round lifecycle (their status is the service's
+/// `refusal_status`), and the problems the HTTP layer builds itself. `src/api/errors.rs`, the
+/// list under test, is not read.
+fn codes_in_source() -> std::collections::BTreeMap<String, BTreeSet<u16>> {
+    let mut files = Vec::new();
+    sources(&repo_file("src"), &mut files);
+    let mut codes: std::collections::BTreeMap<String, BTreeSet<u16>> = Default::default();
+    let mut add = |code: &str, status: u16| {
+        codes.entry(code.to_string()).or_default().insert(status);
+    };
+    let refusal = |code: &str| {
+        pitboss::service::refusal_status(&pitboss::games::Refusal::new(code, ""))
+    };
+    for (path, text) in &files {
+        if path.ends_with("src/api/errors.rs") {
+            continue;
+        }
+        // Refusals: the engines' `code` modules and the lifecycle's literal codes.
+        if let Some(block) = text.split("pub mod code {").nth(1) {
+            let block = block.split("\n}\n").next().unwrap_or(block);
+            for line in block.lines() {
+                for code in literals_after(line, ": &str =") {
+                    add(code, refusal(code));
+                }
+            }
+        }
+        for prefix in ["refuse(", "Refusal::new(", "Err(refuse("] {
+            for code in literals_after(text, prefix) {
+                add(code, refusal(code));
+            }
+        }
+        // The HTTP layer's own problems.
+        for code in literals_after(text, "Problem::bad_request(") {
+            add(code, 400);
+        }
+        for code in literals_after(text, "Problem::not_found(") {
+            add(code, 404);
+        }
+        for (name, status) in [
+            ("BAD_REQUEST", 400),
+            ("UNAUTHORIZED", 401),
+            ("FORBIDDEN", 403),
+            ("NOT_FOUND", 404),
+            ("CONFLICT", 409),
+            ("PAYLOAD_TOO_LARGE", 413),
+            ("UNPROCESSABLE_ENTITY", 422),
+            ("TOO_MANY_REQUESTS", 429),
+            ("SERVICE_UNAVAILABLE", 503),
+        ] {
+            for code in literals_after(text, &format!("StatusCode::{name},")) {
+                add(code, status);
+            }
+        }
+        // Replies built with an explicit status, and actix's own errors made problems.
+        for status in [400u16, 404, 405, 409, 413, 422, 429, 503] {
+            for code in literals_after(text, &format!("Reply::refusal(\n        {status},\n        &Refusal::new(")) {
+                add(code, status);
+            }
+            for code in literals_after(text, &format!("{status} => (")) {
+                add(code, status);
+            }
+        }
+    }
+    codes
+}
+
+#[test]
+fn every_documented_error_code_is_one_the_source_produces_with_that_status() {
+    let spec = spec();
+    let source = codes_in_source();
+    // The scan finds the codes it must: a broken scan would pass everything.
+    for (code, status) in [
+        ("plan_not_found", 404),
+        ("malformed_json", 400),
+        ("unauthorized", 401),
+        ("forbidden", 403),
+        ("table_exists", 409),
+        ("below_min_bet", 422),
+        ("idempotency_key_reused", 422),
+        ("payload_too_large", 413),
+        ("unavailable", 503),
+        ("no_such_route", 404),
+    ] {
+        assert!(
+            source.get(code).is_some_and(|s| s.contains(&status)),
+            "the source scan does not see {code} ({status}): {:?}",
+            source.get(code)
+        );
+    }
+    let mut checked = 0;
+    for (method, template) in operations(&spec) {
+        let op = operation(&spec, &method, &template);
+        for (status, response) in op["responses"].as_object().expect("responses") {
+            let status: u16 = status.parse().expect("numeric status");
+            if status < 400 {
+                continue;
+            }
+            let examples = response["content"]["application/problem+json"]["examples"]
+                .as_object()
+                .unwrap_or_else(|| panic!("{method} {template} {status} has no examples"));
+            assert!(!examples.is_empty(), "{method} {template} {status}");
+            for code in examples.keys() {
+                checked += 1;
+                let statuses = source.get(code).unwrap_or_else(|| {
+                    panic!("{method} {template} {status}: `{code}` is not a code the source produces")
+                });
+                assert!(
+                    statuses.contains(&status),
+                    "{method} {template}: `{code}` leaves with {statuses:?}, not {status}"
+                );
+            }
+            // The prose names no code the examples leave out.
+            let description = response["description"].as_str().unwrap_or_default();
+            for named in description.split('`').skip(1).step_by(2) {
+                if source.get(named).is_some_and(|s| s.contains(&status)) {
+                    assert!(
+                        examples.contains_key(named),
+                        "{method} {template} {status}: the description names `{named}`, the examples do not"
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked > 150, "{checked} documented codes checked");
+}
