@@ -171,6 +171,7 @@ impl JsonSchema for Card {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
             "description": "A card as rank then suit: 'Ah', 'Td', '7c'",
+            "examples": ["Ah"],
             "type": "string",
             "pattern": "^(10|[2-9TJQKA])[cdhs]$",
         })

@@ -19,3 +19,14 @@ pub mod simulate;
 pub mod simulate_blackjack;
 pub mod store;
 pub mod witness;
+
+/// A value as the API and the plan files write it (its serde name: `no_insurance`,
+/// `extra_card_exposed_on_flop`; a value with fields as JSON), for a message to a person: a
+/// message never shows a Rust type's `Debug` form.
+pub fn wire_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::from("(unnamed)"),
+    }
+}

@@ -177,6 +177,25 @@ pub fn format_minor(minor: i64, exponent: u8) -> String {
     }
 }
 
+/// An amount as the documents write it in their text: `120 000 Kč`, `2,50 Kč` (decimals only
+/// when the amount has any), with the currency's symbol after the number as Czech does
+/// (`Kč`, `€`), or its ISO code where the documents use no symbol.
+pub fn format_amount(minor: i64, currency: Currency) -> String {
+    let exponent = currency.exponent();
+    let scale = 10i64.pow(u32::from(exponent));
+    let number = if minor % scale == 0 {
+        format_minor(minor / scale, 0)
+    } else {
+        format_minor(minor, exponent)
+    };
+    let unit = match currency.code() {
+        "CZK" => "Kč",
+        "EUR" => "€",
+        other => other,
+    };
+    format!("{number} {unit}")
+}
+
 /// How a fractional minor unit is resolved when a ratio does not divide a stake exactly.
 /// The documents never say; every plan states its rule and records it as an assumption.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -529,6 +548,11 @@ mod tests {
         assert_eq!(format_minor(36_000_000, 2), "360 000,00");
         assert_eq!(format_minor(5, 2), "0,05");
         assert_eq!(format_minor(-150, 2), "-1,50");
+        assert_eq!(format_amount(12_000_000, Currency::CZK), "120 000 Kč");
+        assert_eq!(format_amount(250, Currency::CZK), "2,50 Kč");
+        assert_eq!(format_amount(-5, Currency::CZK), "-0,05 Kč");
+        let eur: Currency = "EUR".parse().unwrap();
+        assert_eq!(format_amount(100_000, eur), "1 000 €");
     }
 
     #[test]

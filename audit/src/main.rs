@@ -310,7 +310,26 @@ fn run(cmd: Command) -> Result<ExitCode, String> {
                 Ok(p) => {
                     let mut json = serde_json::to_string_pretty(&p).map_err(|e| e.to_string())?;
                     json.push('\n');
+                    let kind = serde_json::from_str::<serde_json::Value>(&p.entry)
+                        .ok()
+                        .and_then(|e| e.get("kind").and_then(|k| k.as_str()).map(String::from))
+                        .unwrap_or_else(|| "entry".into());
+                    let what = format!(
+                        "the inclusion proof of entry {} ({kind}) in the tree of size {} (with \
+                         its signed checkpoint)",
+                        p.leaf_index, p.tree_size
+                    );
                     write_out(out.as_deref(), &json)?;
+                    match out {
+                        Some(path) => println!(
+                            "OK wrote {what} to {}; check it with `pitboss-audit check-proof {} \
+                             --public-key KEY.pem`",
+                            path.display(),
+                            path.display()
+                        ),
+                        // Standard output is the proof itself: the note goes beside it.
+                        None => eprintln!("OK wrote {what} to standard output"),
+                    }
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e) => {

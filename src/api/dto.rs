@@ -16,32 +16,37 @@ use crate::round::{BetSettlement, CardRecord, Next, Phase, Refund};
 // ----- errors ------------------------------------------------------------------------------
 
 /// An RFC 9457 problem document (`application/problem+json`): every error and every refusal.
+/// Each error response of an operation lists, as its examples, the codes it can carry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-#[schema(as = Problem)]
+#[schema(as = Problem, example = json!({
+    "type": "urn:pitboss:problem:above_max_bet",
+    "title": "Refused",
+    "status": 422,
+    "code": "above_max_bet",
+    "detail": "a stake of 12 000,00 CZK on straight 17 is above the maximum bet 10 000,00 CZK for Jedno číslo (Straight-Up) in alg-roulette@1",
+    "plan": "alg-roulette@1",
+    "clause": "Tabulka nejvyšších sázek a odvislých nejvyšších výher"
+}))]
 #[serde(deny_unknown_fields)]
 pub struct ProblemDocument {
     /// `urn:pitboss:problem:<code>`.
     #[serde(rename = "type")]
-    #[schema(example = "urn:pitboss:problem:above_max_bet")]
     pub problem_type: String,
     /// `Refused` for a rule of the plan or the round lifecycle; otherwise the HTTP reason.
-    #[schema(example = "Refused")]
     pub title: String,
     /// The HTTP status, repeated.
-    #[schema(example = 422)]
     pub status: u16,
     /// Stable machine code (`plan_not_found`, `above_max_bet`, `idempotency_key_reused`, …).
-    #[schema(example = "above_max_bet")]
     pub code: String,
     /// A message for a person.
     pub detail: String,
     /// The plan (`id@version`) whose rule refused, where one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false, example = "alg-roulette@1")]
+    #[schema(nullable = false)]
     pub plan: Option<String>,
     /// The plan clause (field path) behind the refusal, where one is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false, example = "bets[straight].max_bet")]
+    #[schema(nullable = false)]
     pub clause: Option<String>,
 }
 
@@ -69,39 +74,8 @@ pub struct IdempotencyKey {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BetsRequest {
-    #[schema(min_items = 1, max_items = 500)]
-    pub bets: Vec<BetRequest>,
-}
-
-/// One roulette bet as an operator sends it: the player, the kind of bet (`bet`), where it
-/// lies, and the stake in minor units. Which fields a bet takes depends on `bet`; any other
-/// field is refused (`unexpected_field`).
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-#[serde(untagged)]
-pub enum BetRequest {
-    Inside(InsideBet),
-    Outside(OutsideBet),
-    Announced(AnnouncedBet),
-    Neighbours(NeighboursBet),
-    Complete(CompleteBet),
-    Blackjack(BlackjackBoxBet),
-}
-
-/// A blackjack bet on box `seat` (1 … the plan's seats): `main`, `bet_behind` (on another
-/// player's box holding a main bet) or a side bet of the plan (with the player's main bet on
-/// the same box). In the common-hand games (Infinite, All Bets, Endless) `seat` is absent.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(example = json!({"player": "p1", "bet": "main", "seat": 3, "stake_minor": 1000}))]
-pub struct BlackjackBoxBet {
-    pub player: String,
-    /// The plan's bet type id.
-    #[schema(example = "main")]
-    pub bet: String,
-    #[schema(minimum = 1)]
-    pub seat: u8,
-    #[schema(minimum = 1)]
-    pub stake_minor: i64,
+    #[schema(min_items = 1, max_items = 500, value_type = Vec<super::schemas::BetRequest>)]
+    pub bets: Vec<Value>,
 }
 
 /// An inside bet on `numbers` (any order); the numbers must be one bet of that type on the
@@ -270,7 +244,7 @@ pub enum BetResult {
         /// What the bet holds: roulette, the spots it lies on (one for a simple bet, one per
         /// component of an announced, Neighbours or complete bet); card games, the bet type
         /// (and Egalite total) with its stake (a Casino Hold'em Call Blind places two).
-        #[schema(value_type = Vec<Object>)]
+        #[schema(value_type = crate::round::game::Placements)]
         placements: Value,
     },
     /// Logged refusal, with the plan rule that refused it.
@@ -294,8 +268,9 @@ pub enum BetResult {
 #[serde(deny_unknown_fields)]
 pub struct RoundOutcome {
     pub round: String,
+    /// Where the round is now, after a phase change (`close_betting`, a settlement, a void).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(required = true, nullable = false)]
+    #[schema(nullable = false)]
     pub phase: Option<Phase>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
@@ -339,7 +314,7 @@ pub struct RoundOutcome {
     pub next: Option<Next>,
     /// Card games: the result read from the complete deal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false, value_type = Object)]
+    #[schema(nullable = false, value_type = super::schemas::CardGameOutcome)]
     pub outcome: Option<Value>,
     /// A misdeal: the deal so far is void and dealt again; the bets stand.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -366,7 +341,7 @@ pub struct RoundOutcome {
     /// Blackjack: what the round awaits now (`next`) and who owes what (`due`: player, box,
     /// hand, cards, total and the legal decisions, or an insurance answer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false, value_type = Object)]
+    #[schema(nullable = false, value_type = super::schemas::BlackjackExpected)]
     pub expected: Option<Value>,
 }
 
@@ -377,15 +352,13 @@ pub struct BlackjackInputNotice {
     /// `{"input": "card", "card": "AS"}`, `{"input": "decide", "position": 0, "hand": 0,
     /// "decision": "double"}`, `{"input": "insure", …}`, `{"input": "timed_out", …}`,
     /// `{"input": "close_insurance"}`, …
-    #[schema(value_type = Object)]
     pub input: crate::games::blackjack::Input,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<Object>)]
     pub bet_behind_declines: Vec<crate::games::blackjack::Input>,
     /// Where the rules placed a card: `{"to": "hand", "position": 0, "hand": 0}`,
     /// `{"to": "common_hand"}` or `{"to": "dealer"}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false, value_type = Object)]
+    #[schema(nullable = false)]
     pub to: Option<crate::games::blackjack::CardTo>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
@@ -415,7 +388,7 @@ pub struct MisdealNotice {
 pub enum DecisionResult {
     Taken {
         player: String,
-        #[schema(value_type = String, example = "call")]
+        #[schema(value_type = super::schemas::TakenDecisionValue)]
         decision: Value,
         /// The plan's automatic decision (time-out or disconnect).
         automatic: bool,
@@ -532,7 +505,7 @@ pub struct VoidedRound {
 pub struct LoggedEntry {
     pub seq: u64,
     /// The entry as logged (`audit/FORMAT.md`): `ts`, `kind`, the ids it concerns, `payload`, …
-    #[schema(value_type = Object)]
+    #[schema(value_type = super::schemas::AuditEntry)]
     pub entry: Value,
 }
 
@@ -632,15 +605,15 @@ pub struct Health {
 pub struct TableActionReply {
     pub table: String,
     /// The action applied (the plan's own when `automatic`).
-    #[schema(value_type = Object)]
+    #[schema(value_type = super::schemas::PvpAction)]
     pub action: Value,
     pub automatic: bool,
     /// What it did: chips moved between stacks, bank and pots, cards, hands won or voided.
     /// Chips enter and leave the table only by the effects of sitting down, buying in and
     /// leaving (cashing out).
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<super::schemas::PvpEffect>)]
     pub effects: Value,
     /// What the table waits for now.
-    #[schema(value_type = Object)]
+    #[schema(value_type = super::schemas::PvpExpected)]
     pub expected: Value,
 }

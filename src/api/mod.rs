@@ -4,11 +4,14 @@
 pub mod admin;
 pub mod audit;
 pub mod auth;
+pub(crate) mod bridge;
 pub mod dto;
+pub mod errors;
 pub mod openapi;
 pub mod plans;
 pub mod problem;
-mod schemas;
+pub mod schemas;
+mod shape;
 pub mod startup;
 pub mod tables;
 

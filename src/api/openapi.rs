@@ -73,7 +73,14 @@ machine `code`; a refusal by a rule of the plan also names the plan (`id@version
         audit::public_key,
         admin::create_key,
     ),
-    components(schemas(dto::ProblemDocument)),
+    components(schemas(
+        dto::ProblemDocument,
+        dto::InsideBet,
+        dto::OutsideBet,
+        dto::AnnouncedBet,
+        dto::NeighboursBet,
+        dto::CompleteBet,
+    )),
     modifiers(&ApiKeyScheme, &CommonResponses),
     tags(
         (name = "plans", description = "Game plans as regulators read them: every loaded version, whole, and what changed between versions. Public."),
@@ -189,11 +196,19 @@ impl Modify for CommonResponses {
     }
 }
 
+/// The finished document: what utoipa derives from the annotations, completed by
+/// [`super::shape::finish`] (engine schemas, tagged unions, error examples).
+pub fn document() -> serde_json::Value {
+    let mut doc = serde_json::to_value(ApiDoc::openapi())
+        .expect("the OpenAPI document is plain data and serialises");
+    super::shape::finish(&mut doc);
+    doc
+}
+
 /// The document as served and committed: pretty JSON with a final newline.
 pub fn openapi_json_text() -> &'static str {
     static TEXT: LazyLock<String> = LazyLock::new(|| {
-        let mut text = ApiDoc::openapi()
-            .to_pretty_json()
+        let mut text = serde_json::to_string_pretty(&document())
             .expect("the OpenAPI document is plain data and serialises");
         text.push('\n');
         text
@@ -207,7 +222,7 @@ pub fn openapi_json_text() -> &'static str {
 /// authentication.
 #[utoipa::path(
     tag = "ops",
-    responses((status = 200, description = "The OpenAPI document.", body = Object, content_type = "application/json")),
+    responses((status = 200, description = "The OpenAPI document.", body = super::schemas::OpenApiDocument, content_type = "application/json")),
 )]
 #[get("/openapi.json")]
 pub async fn openapi_json() -> HttpResponse {

@@ -61,7 +61,7 @@ pub struct PlanDocument {
     pub sha256: String,
     /// The normalised plan: amounts in minor units, ratios as fractions, keyed lists sorted
     /// (as `pitboss plan show ID@VERSION --json` prints it).
-    #[schema(value_type = Object)]
+    #[schema(value_type = crate::plan::Plan)]
     pub plan: serde_json::Value,
     pub warnings: Vec<Finding>,
 }

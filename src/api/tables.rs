@@ -201,7 +201,7 @@ pub async fn close_table(
     tag = "rounds",
     security(("api_key" = [])),
     params(("table" = String, Path, description = "The table id."), IdempotencyKey),
-    request_body(content = Object, description = "Empty, or an empty object.", example = json!({})),
+    request_body(content = Option<super::schemas::EmptyObject>, description = "None, or an empty object.", example = json!({})),
     responses(
         (status = 201, description = "The round is open for bets.", body = RoundOpenedReply),
         (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -539,7 +539,7 @@ pub struct DecisionsRequest {
 #[serde(deny_unknown_fields)]
 pub struct PlayerDecision {
     pub player: String,
-    #[schema(value_type = String, example = "call")]
+    #[schema(value_type = super::schemas::Decision, example = "call")]
     pub decision: Value,
 }
 
@@ -664,8 +664,8 @@ pub async fn shoe(
     security(("api_key" = [])),
     params(("table" = String, Path, description = "The table id."), IdempotencyKey),
     request_body(
-        content = Object,
-        description = "One action of the table's game (see the engine's documentation), or `{\"action\": \"automatic\"}`.",
+        content = super::schemas::TableAction,
+        description = "One action of the table's game, or `{\"action\": \"automatic\"}`.",
         examples(
             ("poker_sit_down" = (summary = "Poker: a player buys in", value = json!({"action": "sit_down", "seat": 3, "player": "p1", "chips_minor": 200_000, "entry": "buy_in"}))),
             ("poker_raise" = (summary = "Poker: a raise", value = json!({"action": "raise", "seat": 4, "to_minor": 6_000}))),
@@ -878,7 +878,7 @@ pub async fn get_settlement(
             actix_web::http::StatusCode::CONFLICT,
             "not_settled",
             "Not settled",
-            format!("round {} is {:?}", r.round, r.phase),
+            format!("round {} is {}: nothing is settled yet", r.round, r.phase),
         )),
     }
 }

@@ -461,14 +461,14 @@ impl<'p> BaccaratEngine<'p> {
         }
         if req.stake_minor < row.min_bet || req.stake_minor > row.max_bet {
             let (code, bound, limit) = if req.stake_minor < row.min_bet {
-                (code::BELOW_MIN_BET, "minimum", row.min_bet)
+                (code::BELOW_MIN_BET, "below the minimum", row.min_bet)
             } else {
-                (code::ABOVE_MAX_BET, "maximum", row.max_bet)
+                (code::ABOVE_MAX_BET, "above the maximum", row.max_bet)
             };
             return Err(Refusal::new(
                 code,
                 format!(
-                    "a stake of {} on {}{} is beyond the {bound} bet {} for {} in {}",
+                    "a stake of {} on {}{} is {bound} bet {} for {} in {}",
                     self.money(req.stake_minor),
                     row.id,
                     total_label(total),
@@ -1208,7 +1208,7 @@ impl<'p> BaccaratEngine<'p> {
         } else {
             Err(Refusal::new(
                 code::INCONSISTENT_OUTCOME,
-                format!("{o:?} is not the outcome of a coup"),
+                format!("{} is not the outcome of a coup", super::wire_name(o)),
             ))
         }
     }

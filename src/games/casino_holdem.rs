@@ -215,7 +215,7 @@ pub enum MainResult {
 }
 
 /// What one bet type of the player's round pays.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BetPayout {
     pub bet_type: String,
     #[serde(flatten)]
@@ -223,7 +223,7 @@ pub struct BetPayout {
 }
 
 /// A player's settled round: the hands it was decided on and one payout per bet type held.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Settlement {
     pub result: MainResult,
     /// The best five of the player's two cards and the flop (Bonus, AA).
@@ -282,9 +282,11 @@ impl<'p> CasinoHoldemEngine<'p> {
                 return Err(Refusal::new(
                     code::UNSUPPORTED_PLAN,
                     format!(
-                        "{} has the automatic decision {:?}; Casino Hold'em folds on time-out",
+                        "{} has the automatic decision {}; Casino Hold'em folds on time-out",
                         plan.key(),
-                        other.as_ref().map(|t| t.automatic)
+                        other
+                            .as_ref()
+                            .map_or_else(|| "none".into(), |t| super::wire_name(&t.automatic))
                     ),
                 ))
             }
@@ -785,9 +787,9 @@ impl<'p> CasinoHoldemEngine<'p> {
         let row = self.row(bet)?;
         if stake_minor < row.min_bet || stake_minor > row.max_bet {
             let (code, bound, limit) = if stake_minor < row.min_bet {
-                (code::BELOW_MIN_BET, "minimum", row.min_bet)
+                (code::BELOW_MIN_BET, "below the minimum", row.min_bet)
             } else {
-                (code::ABOVE_MAX_BET, "maximum", row.max_bet)
+                (code::ABOVE_MAX_BET, "above the maximum", row.max_bet)
             };
             let via = match placed_by {
                 PlacedBy::CallBlind => " (placed by a Call Blind)",
@@ -797,7 +799,7 @@ impl<'p> CasinoHoldemEngine<'p> {
             return Err(Refusal::new(
                 code,
                 format!(
-                    "a stake of {} on {}{via} is beyond its {bound} bet {} in {}",
+                    "a stake of {} on {}{via} is {bound} bet {} in {}",
                     self.money(stake_minor),
                     row.label,
                     self.money(limit),

@@ -2,6 +2,7 @@
 //! inside. Time and random draws come in as inputs; the round lifecycle (`crate::round`)
 //! records every input in the audit log, so replaying the log reproduces every result.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub mod baccarat;
@@ -12,6 +13,8 @@ pub mod poker_hand;
 pub mod poker_room;
 pub mod roulette;
 pub mod top_card;
+
+pub use crate::wire_name;
 
 /// Why a bet or an event was refused: a stable machine code, a message for a person, and the
 /// clause of the plan whose rule refused it.
@@ -55,7 +58,7 @@ impl std::fmt::Display for Refusal {
 }
 
 /// What one bet (or one component of a combined bet) pays back. All amounts in minor units.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema, JsonSchema)]
 pub struct Payout {
     /// The stake that was at risk.
     pub stake_minor: i64,

@@ -469,7 +469,7 @@ pub enum Expected {
 // ----- State ------------------------------------------------------------------------------
 
 /// One seated player.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Seat {
     pub player: String,
     /// His chips at the table, outside the bank and outside the round's stakes.
@@ -477,7 +477,7 @@ pub struct Seat {
 }
 
 /// The bank and who holds it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Bank {
     pub banker: SeatNo,
     /// What the bank holds that no bet of the current round has matched.
@@ -487,7 +487,7 @@ pub struct Bank {
 }
 
 /// One hand of a round (a player's, or the banker's with no stake).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Hand {
     pub cards: Vec<Card>,
     pub stake_minor: i64,
@@ -516,7 +516,7 @@ impl Hand {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HandStatus {
     #[default]
@@ -526,7 +526,7 @@ pub enum HandStatus {
     Outright,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "stage", rename_all = "snake_case")]
 pub enum Stage {
     /// After the cut: a duel may be offered, or the first card dealt.
@@ -544,7 +544,7 @@ pub enum Stage {
 }
 
 /// A round under way.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Round {
     pub number: u64,
     pub cutter: SeatNo,
@@ -565,7 +565,7 @@ pub struct Round {
 }
 
 /// The draw for the banker under way.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BankerDraw {
     /// Who draws (again), in seat order.
     pub contenders: Vec<SeatNo>,
@@ -576,7 +576,7 @@ pub struct BankerDraw {
 
 /// Externally tagged (`{"round": {…}}`, `"between_rounds"`): an internally tagged enum would
 /// buffer its content, and seat-keyed maps inside would not read back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     NoBanker,
@@ -589,7 +589,7 @@ pub enum Phase {
 }
 
 /// The whole table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct OkoBereState {
     pub seats: BTreeMap<SeatNo, Seat>,
     /// Buy-ins less cash-outs: every chip at the table.
@@ -1202,7 +1202,11 @@ impl<'p> OkoBereEngine<'p> {
         }
         Err(self.selection_refusal(
             code::METHOD_NOT_ALLOWED,
-            format!("{} does not choose the banker {m:?}", self.key),
+            format!(
+                "{} does not choose the banker by {}",
+                self.key,
+                super::wire_name(&m)
+            ),
         ))
     }
 

@@ -23,6 +23,7 @@
 //! 2,598,960 five-card hands and the 7,462 distinct ranks, and against an independent
 //! sort-based reference for the order of those ranks.
 
+use schemars::JsonSchema;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -64,7 +65,7 @@ pub enum HandError {
 ///
 /// Packed as `class << 20 | r1 << 16 | r2 << 12 | r3 << 8 | r4 << 4 | r5` (ranks 2 … 14,
 /// unused places 0), so comparing hands is comparing integers.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(into = "HandRankRepr", try_from = "HandRankRepr")]
 pub struct HandRank(u32);
 
@@ -161,8 +162,9 @@ impl fmt::Debug for HandRank {
 }
 
 /// How a [`HandRank`] is written in logs: `{"class": "two_pair", "ranks": ["Q", "3", "9"]}`.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "HandRank")]
 struct HandRankRepr {
     class: HandClass,
     ranks: Vec<RankName>,
@@ -356,7 +358,7 @@ pub fn best_five(cards: &[Card]) -> Result<([Card; 5], HandRank), HandError> {
 /// Ordered lower-is-less: an unpaired hand before every paired one, then by the ranks from the
 /// highest down (6-4-3-2-A < 6-5-3-2-A < 7-2-…), then one suit before mixed suits (the table
 /// pays the suited wheel more). The best low hand is the least.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(into = "LowHandRepr", try_from = "LowHandRepr")]
 pub struct LowHand {
     // Field order is the comparison order.
@@ -440,8 +442,9 @@ impl fmt::Debug for LowHand {
 }
 
 /// How a [`LowHand`] is written in logs: `{"ranks": ["7", "5", "4", "2", "A"], "suited": false}`.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "LowHand")]
 struct LowHandRepr {
     ranks: [RankName; 5],
     suited: bool,

@@ -630,9 +630,9 @@ impl<'p> RouletteEngine<'p> {
         let spot = normalised(&d.spot);
         if stake_minor < row.min_bet || stake_minor > row.max_bet {
             let (code, bound, limit) = if stake_minor < row.min_bet {
-                (code::BELOW_MIN_BET, "minimum", row.min_bet)
+                (code::BELOW_MIN_BET, "below the minimum", row.min_bet)
             } else {
-                (code::ABOVE_MAX_BET, "maximum", row.max_bet)
+                (code::ABOVE_MAX_BET, "above the maximum", row.max_bet)
             };
             let units = if d.units == 1 {
                 String::new()
@@ -642,7 +642,7 @@ impl<'p> RouletteEngine<'p> {
             return Err(Refusal::new(
                 code,
                 format!(
-                    "a stake of {}{units} on {} {}{whose} is beyond the {bound} bet {} for {} in {}",
+                    "a stake of {}{units} on {} {}{whose} is {bound} bet {} for {} in {}",
                     self.money(stake_minor),
                     d.bet_type,
                     spot_label(&spot),

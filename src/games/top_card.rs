@@ -207,14 +207,14 @@ impl<'p> TopCardEngine<'p> {
         }
         if req.stake_minor < row.min_bet || req.stake_minor > row.max_bet {
             let (code, bound, limit) = if req.stake_minor < row.min_bet {
-                (code::BELOW_MIN_BET, "minimum", row.min_bet)
+                (code::BELOW_MIN_BET, "below the minimum", row.min_bet)
             } else {
-                (code::ABOVE_MAX_BET, "maximum", row.max_bet)
+                (code::ABOVE_MAX_BET, "above the maximum", row.max_bet)
             };
             return Err(Refusal::new(
                 code,
                 format!(
-                    "a stake of {} on {} is beyond the {bound} bet {} for {} in {}",
+                    "a stake of {} on {} is {bound} bet {} for {} in {}",
                     self.money(req.stake_minor),
                     row.id,
                     self.money(limit),
@@ -406,8 +406,10 @@ impl<'p> TopCardEngine<'p> {
             return Err(Refusal::new(
                 code::INCONSISTENT_OUTCOME,
                 format!(
-                    "{outcome:?} is not the outcome of {} against {}",
-                    outcome.home, outcome.away
+                    "{} is not the outcome of {} against {}",
+                    super::wire_name(outcome),
+                    outcome.home,
+                    outcome.away
                 ),
             ));
         }

@@ -106,11 +106,7 @@ fn identity(plan: &Plan, s: &mut Sink) {
     let mut seen = HashSet::new();
     for m in &id.modes {
         if !seen.insert(m) {
-            s.error(
-                "duplicate",
-                "plan.modes",
-                format!("mode {m:?} listed twice"),
-            );
+            s.error("duplicate", "plan.modes", format!("mode {m} listed twice"));
         }
     }
     for (path, value) in [

@@ -5,6 +5,7 @@
 //! ([`canonical`]). Loaded plans are immutable: the same `id@version` with other content is
 //! refused, and a change is a new version ([`diff`] lists what changed).
 
+pub mod amounts;
 pub mod canonical;
 pub mod diff;
 pub mod lint;

@@ -75,6 +75,16 @@ pub enum Mode {
     Rng,
 }
 
+impl fmt::Display for Mode {
+    /// The mode for a message to a person: "live", "RNG".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Live => "live",
+            Mode::Rng => "RNG",
+        })
+    }
+}
+
 /// Where the plan comes from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

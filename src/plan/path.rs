@@ -22,13 +22,15 @@ pub fn element_key(element: &Value) -> Option<String> {
     obj.get("field").and_then(Value::as_str).map(str::to_string)
 }
 
+/// One step of a field path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Segment {
+pub enum Segment {
     Field(String),
     Element(String),
 }
 
-fn parse(path: &str) -> Option<Vec<Segment>> {
+/// The steps of a field path; `None` when it is malformed.
+pub fn segments(path: &str) -> Option<Vec<Segment>> {
     let mut out = Vec::new();
     let mut rest = path;
     while !rest.is_empty() {
@@ -52,7 +54,7 @@ fn parse(path: &str) -> Option<Vec<Segment>> {
 /// Looks `path` up in `root`; `None` when any step does not exist.
 pub fn resolve<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
     let mut cur = root;
-    for seg in parse(path)? {
+    for seg in segments(path)? {
         cur = match (seg, cur) {
             (Segment::Field(name), Value::Object(map)) => map.get(&name)?,
             (Segment::Element(key), Value::Array(items)) => items

@@ -101,24 +101,30 @@ pub struct AddedBet {
     pub placement: BlackjackPlacement,
 }
 
-/// A blackjack decision as the operator sends it for a player.
-#[derive(Debug, Clone, Deserialize)]
+/// A blackjack decision as the operator sends it for a player: `{"action": "double", "seat":
+/// 3}`. A decision by its name alone (`"hit"`) is this object with the `action` only.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct DecisionRequest {
+pub struct DecisionRequest {
     action: Action,
+    /// The box (1 … the plan's seats), when the player owes decisions on more than one.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     seat: Option<u8>,
+    /// The hand of the box (0 is the original, right-hand hand), after a split.
     #[serde(default)]
     hand: Option<usize>,
     /// Insurance: the stake (at most the plan's share of the main bet).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     stake_minor: Option<i64>,
     /// A split or a double: the Bet Behind players on the box who cannot fund it.
     #[serde(default)]
     bet_behind_declines: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// What the player does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum Action {
     Hit,
@@ -152,12 +158,11 @@ impl DecisionRequest {
 pub struct BlackjackRound {
     /// The driver's state: every box with its hands, insurance and Bets Behind, the dealer's
     /// cards, every card in dealing order.
-    #[schema(value_type = Object)]
     pub play: bj::RoundState,
     /// The box owners (the players of the common hand), by position.
     pub players: Vec<String>,
     /// What the round awaits now, with who owes what.
-    #[schema(value_type = Object)]
+    #[schema(value_type = crate::api::schemas::BlackjackExpected)]
     pub expected: Value,
     /// Inputs applied.
     pub inputs: u64,
@@ -827,7 +832,10 @@ pub(crate) fn decision_inputs(
     let refuse_extra = |what: &str| {
         Refusal::new(
             code::BAD_DECISION,
-            format!("\"{what}\" does not go with \"{:?}\"", d.action).to_lowercase(),
+            format!(
+                "\"{what}\" does not go with \"{}\"",
+                crate::games::wire_name(&d.action)
+            ),
         )
         .with_plan(&key)
     };
@@ -1416,7 +1424,8 @@ impl State {
         {
             if *to != Some(expected) {
                 return Err(format!(
-                    "round {round}: a card logged to {to:?}, the rules deal it to {expected:?}"
+                    "round {round}: a card logged to {}, the rules deal it to {expected}",
+                    to.map_or_else(|| "no place".to_string(), |t| t.to_string())
                 ));
             }
         }

@@ -54,7 +54,6 @@ pub struct CardRecord {
     /// The position as the family names it: `player_1` … `banker_3` (baccarat), `home` /
     /// `away` (Top Card), `player` / `dealer` / `board` (Casino Hold'em).
     pub to: Position,
-    #[schema(value_type = String, example = "AS")]
     pub card: Card,
 }
 
@@ -66,7 +65,9 @@ pub struct ReportedCard {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub to: Option<Position>,
-    #[schema(value_type = String, example = "AS")]
+    /// Rank then suit: `2`…`9`, `T` or `10`, `J`, `Q`, `K`, `A`, then `c`, `d`, `h`, `s` (or
+    /// upper case, or the suit's symbol `♣♦♥♠`). Replies write `Ts`, `Ah`.
+    #[schema(value_type = String, pattern = "^(10|[2-9TtJjQqKkAa])[cdhsCDHS♣♦♥♠]$", example = "AH")]
     pub card: Card,
 }
 
@@ -137,7 +138,6 @@ pub enum Placements {
     Roulette(Vec<roulette::Placement>),
     Baccarat(Vec<BaccaratPlacement>),
     TopCard(Vec<TopCardPlacement>),
-    #[schema(value_type = Vec<Object>)]
     CasinoHoldem(Vec<holdem::Placement>),
     Blackjack(Vec<super::blackjack::BlackjackPlacement>),
 }

@@ -422,7 +422,7 @@ pub struct BetSettlement {
     pub bets: Vec<String>,
     /// The engine's reading of the hand (Casino Hold'em: result, hand ranks, qualification).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>, nullable = false)]
+    #[schema(value_type = Option<crate::api::schemas::SettlementDetail>, nullable = false)]
     pub detail: Option<Value>,
 }
 
@@ -447,14 +447,26 @@ pub enum Phase {
     Voided,
 }
 
+impl std::fmt::Display for Phase {
+    /// The phase for a message to a person: "round t1.1 is already settled".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Phase::Betting => "taking bets",
+            Phase::BettingClosed => "closed to bets",
+            Phase::Decisions => "awaiting the players' decisions",
+            Phase::Settled => "settled",
+            Phase::Voided => "voided",
+        })
+    }
+}
+
 /// An accepted bet: the request as sent (without `player`) and where it lies.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct BetRecord {
     pub bet: String,
     pub player: String,
-    #[schema(value_type = Object)]
+    #[schema(value_type = crate::api::schemas::BetRecordRequest)]
     pub request: Value,
-    #[schema(value_type = Vec<Object>)]
     pub placements: Placements,
     pub stake_minor: i64,
     /// The stake was returned before settlement (a disconnect before betting closed): the bet
@@ -466,7 +478,7 @@ pub struct BetRecord {
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DecisionRecord {
     pub player: String,
-    #[schema(value_type = String, example = "call")]
+    #[schema(value_type = crate::api::schemas::TakenDecisionValue)]
     pub decision: Value,
     /// Taken by the plan's rule (time-out or disconnect), not by the player.
     pub automatic: bool,
@@ -478,7 +490,6 @@ pub struct DecisionRecord {
 /// The table's shoe (live card games): which cards have come out since the last shuffle.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ShoeState {
-    #[schema(value_type = Object)]
     pub shoe: Shoe,
     /// Cards dealt since the last shuffle (misdealt cards included: they are not returned).
     pub cards_seen: u32,
@@ -537,7 +548,7 @@ pub struct RoundState {
     /// Card games: the cards dealt so far, in dealing order (after the last misdeal).
     pub cards: Vec<CardRecord>,
     /// Card games: the result read from the complete deal.
-    #[schema(required = true, value_type = Option<Object>)]
+    #[schema(required = true, value_type = Option<crate::api::schemas::CardGameOutcome>)]
     pub outcome: Option<Value>,
     /// Card games: deals voided and dealt again.
     pub misdeals: u32,
@@ -577,11 +588,11 @@ pub struct TableState {
     pub shoe: Option<ShoeState>,
     /// Player-versus-player tables: the seats, stacks, bank or pots and the hand in play, as
     /// the family's engine keeps them.
-    #[schema(required = true, value_type = Option<Object>)]
+    #[schema(required = true, value_type = Option<crate::api::schemas::PvpState>)]
     pub game: Option<PvpState>,
     /// Player-versus-player tables: what the table waits for (whose turn, the legal acts and
     /// amounts, which cards).
-    #[schema(required = true, value_type = Option<Object>)]
+    #[schema(required = true, value_type = Option<crate::api::schemas::PvpExpected>)]
     pub expected: Option<Value>,
     /// Player-versus-player tables: actions applied so far.
     pub actions: u64,
@@ -786,7 +797,7 @@ impl State {
         if !loaded.plan.plan.modes.contains(&mode) {
             return Err(refuse(
                 "mode_not_allowed",
-                format!("{} does not allow {mode:?} mode", loaded.key()),
+                format!("{} does not allow {mode} mode", loaded.key()),
             )
             .clause("plan.modes"));
         }
@@ -998,7 +1009,7 @@ impl State {
             }]),
             other => Err(refuse(
                 "out_of_order",
-                format!("round {round} is {other:?}: betting is not open"),
+                format!("round {round} is {other}: betting is not open"),
             )),
         }
     }
@@ -1024,7 +1035,7 @@ impl State {
             return Err(refuse(
                 "wrong_mode",
                 format!(
-                    "table {} is in {:?} mode: results come from {}",
+                    "table {} is in {} mode: results come from {}",
                     r.table,
                     table.mode,
                     match table.mode {
@@ -1045,7 +1056,7 @@ impl State {
             other => {
                 return Err(refuse(
                     "out_of_order",
-                    format!("round {round} is already {other:?}"),
+                    format!("round {round} is already {other}"),
                 ))
             }
         }
@@ -1329,7 +1340,7 @@ impl State {
             )),
             other => Err(refuse(
                 "out_of_order",
-                format!("round {} is already {other:?}", r.round),
+                format!("round {} is already {other}", r.round),
             )),
         }
     }
@@ -1496,7 +1507,7 @@ impl State {
         if r.phase != Phase::Decisions {
             return Err(refuse(
                 "out_of_order",
-                format!("round {round} is {:?}: no decision is open", r.phase),
+                format!("round {round} is {}: no decision is open", r.phase),
             ));
         }
         let plan = self.plan_of_round(r);
@@ -1602,7 +1613,7 @@ impl State {
         if r.phase != Phase::Decisions {
             return Err(refuse(
                 "out_of_order",
-                format!("round {round} is {:?}: no decision is open", r.phase),
+                format!("round {round} is {}: no decision is open", r.phase),
             ));
         }
         let plan = self.plan_of_round(r);
@@ -1708,7 +1719,7 @@ impl State {
         if matches!(r.phase, Phase::Settled | Phase::Voided) {
             return Err(refuse(
                 "out_of_order",
-                format!("round {round} is already {:?}", r.phase),
+                format!("round {round} is already {}", r.phase),
             ));
         }
         if reason.trim().is_empty() || reason.len() > 500 {

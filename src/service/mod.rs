@@ -221,10 +221,10 @@ impl Reply {
 
     /// 429: a limit of the caller's was reached; nothing was recorded.
     pub fn throttled(code: &str, detail: String, retry_after_s: u64) -> Reply {
-        Reply {
-            retry_after_s: Some(retry_after_s.max(1)),
-            ..Reply::refusal(429, &Refusal::new(code, detail))
-        }
+        let mut r = Reply::refusal(429, &Refusal::new(code, detail));
+        r.body["title"] = Value::from("Too many requests");
+        r.retry_after_s = Some(retry_after_s.max(1));
+        r
     }
 
     pub fn is_problem(&self) -> bool {

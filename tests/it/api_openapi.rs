@@ -44,132 +44,21 @@ fn operation<'a>(spec: &'a Value, method: &str, template: &str) -> &'a Value {
     op
 }
 
-// ----- a small JSON Schema checker (the subset utoipa emits) -------------------------------
+// ----- schemas ------------------------------------------------------------------------------
 
-/// Checks `v` against `schema`. Objects are closed: a property the schema does not declare is
-/// an error even without `additionalProperties: false`, so a body with a field the document
-/// does not name fails.
-fn check(spec: &Value, schema: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
-    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
-        let name = r
-            .strip_prefix("#/components/schemas/")
-            .unwrap_or_else(|| panic!("unexpected $ref {r}"));
-        let target = &spec["components"]["schemas"][name];
-        assert!(target.is_object(), "{r} is not defined");
-        return check(spec, target, v, at, errors);
-    }
-    if let Some(alts) = schema.get("oneOf").and_then(Value::as_array) {
-        let mut why = Vec::new();
-        let matching = alts
-            .iter()
-            .filter(|alt| {
-                let mut e = Vec::new();
-                check(spec, alt, v, at, &mut e);
-                why.extend(e.iter().cloned());
-                e.is_empty()
-            })
-            .count();
-        if matching != 1 {
-            errors.push(format!(
-                "{at}: {v} matches {matching} of oneOf's {} schemas ({})",
-                alts.len(),
-                why.join("; ")
-            ));
-        }
-        return;
-    }
-    if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
-        for s in all {
-            check(spec, s, v, at, errors);
-        }
-        return;
-    }
-    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
-        if !values.contains(v) {
-            errors.push(format!("{at}: {v} is not one of {values:?}"));
-        }
-    }
-    if let Some(t) = schema.get("type") {
-        let types: Vec<&str> = match t {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
-            _ => panic!("{at}: odd type {t}"),
-        };
-        let ok = types.iter().any(|t| match *t {
-            "null" => v.is_null(),
-            "boolean" => v.is_boolean(),
-            "integer" => v.is_i64() || v.is_u64(),
-            "number" => v.is_number(),
-            "string" => v.is_string(),
-            "array" => v.is_array(),
-            "object" => v.is_object(),
-            other => panic!("{at}: unknown type {other}"),
-        });
-        if !ok {
-            errors.push(format!("{at}: {v} is not of type {t}"));
-            return;
-        }
-    }
-    if let Some(n) = v.as_f64() {
-        if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
-            if n < min {
-                errors.push(format!("{at}: {n} < minimum {min}"));
-            }
-        }
-        if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
-            if n > max {
-                errors.push(format!("{at}: {n} > maximum {max}"));
-            }
-        }
-    }
-    if let Some(items) = v.as_array() {
-        if let Some(min) = schema.get("minItems").and_then(Value::as_u64) {
-            if (items.len() as u64) < min {
-                errors.push(format!("{at}: fewer than {min} items"));
-            }
-        }
-        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64) {
-            if items.len() as u64 > max {
-                errors.push(format!("{at}: more than {max} items"));
-            }
-        }
-        if let Some(item_schema) = schema.get("items") {
-            for (i, item) in items.iter().enumerate() {
-                check(spec, item_schema, item, &format!("{at}[{i}]"), errors);
-            }
-        }
-    }
-    if let Some(obj) = v.as_object() {
-        for r in schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let r = r.as_str().expect("required names");
-            if !obj.contains_key(r) {
-                errors.push(format!("{at}: required `{r}` is missing"));
-            }
-        }
-        if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-            for (k, fv) in obj {
-                match props.get(k) {
-                    Some(ps) => check(spec, ps, fv, &format!("{at}.{k}"), errors),
-                    None => errors.push(format!("{at}: `{k}` is not a documented property")),
-                }
-            }
-        }
-    }
-}
-
-fn assert_matches(spec: &Value, schema: &Value, v: &Value, what: &str) {
-    let mut errors = Vec::new();
-    check(spec, schema, v, "$", &mut errors);
+/// `v` against the schema at `pointer` of the committed document (`crate::spec`: objects
+/// closed, so a field the description does not name fails).
+fn assert_matches_at(pointer: &str, v: &Value, what: &str) {
+    let errors = crate::spec::errors_at(pointer, v);
     assert!(
         errors.is_empty(),
         "{what} does not match openapi.json:\n  {}\nbody: {v}",
         errors.join("\n  ")
     );
+}
+
+fn pointer_token(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
 }
 
 // ----- HTTP --------------------------------------------------------------------------------
@@ -330,45 +219,21 @@ impl Api {
                 schema.is_object(),
                 "{method} {template} documents no JSON body"
             );
-            assert_matches(
-                &self.spec,
-                schema,
+            assert_matches_at(
+                &format!(
+                    "/paths/{}/{}/requestBody/content/application~1json/schema",
+                    pointer_token(template),
+                    method.to_lowercase()
+                ),
                 b,
                 &format!("the request to {method} {template}"),
             );
         }
         let text = body.map(Value::to_string);
         let r = send(method, &self.server.url(&path), key, idem, text.as_deref());
-        let documented = &op["responses"][r.status.to_string()];
-        assert!(
-            documented.is_object(),
-            "{method} {path} answered {} ({}), which openapi.json does not document for {template}",
-            r.status,
-            r.text()
-        );
-        let content = documented["content"]
-            .as_object()
-            .unwrap_or_else(|| panic!("{method} {template} {}: no content", r.status));
-        let (_, media) = content
-            .iter()
-            .find(|(ct, _)| media_type(ct) == media_type(&r.content_type))
-            .unwrap_or_else(|| {
-                panic!(
-                    "{method} {path} {}: content type {} is not among the documented {:?}",
-                    r.status,
-                    r.content_type,
-                    content.keys().collect::<Vec<_>>()
-                )
-            });
+        crate::spec::check_reply(method, &path, r.status, &r.content_type, &r.bytes);
         if media_type(&r.content_type).ends_with("json") {
-            let v = r.json();
-            assert_matches(
-                &self.spec,
-                &media["schema"],
-                &v,
-                &format!("{method} {path} {}", r.status),
-            );
-            (r.status, v)
+            (r.status, r.json())
         } else {
             (r.status, Value::String(r.text()))
         }
@@ -591,23 +456,53 @@ fn operator_commands_declare_the_idempotency_key_the_server_demands() {
 #[test]
 fn examples_in_the_spec_match_their_schemas() {
     let spec = spec();
+    let mut examples = 0;
     for (name, schema) in spec["components"]["schemas"].as_object().expect("schemas") {
         if let Some(example) = schema.get("example") {
-            assert_matches(&spec, schema, example, &format!("the example of {name}"));
+            examples += 1;
+            assert_matches_at(
+                &format!("/components/schemas/{}", pointer_token(name)),
+                example,
+                &format!("the example of {name}"),
+            );
         }
     }
+    assert!(examples >= 10, "the components have examples");
     let mut bodies = 0;
     for (method, template) in operations(&spec) {
-        let body =
-            &operation(&spec, &method, &template)["requestBody"]["content"]["application/json"];
+        let op = operation(&spec, &method, &template);
+        let at = |rest: &str| {
+            format!(
+                "/paths/{}/{}/{rest}",
+                pointer_token(&template),
+                method.to_lowercase()
+            )
+        };
+        let body = &op["requestBody"]["content"]["application/json"];
         for (name, e) in body["examples"].as_object().into_iter().flatten() {
             bodies += 1;
-            assert_matches(
-                &spec,
-                &body["schema"],
+            assert_matches_at(
+                &at("requestBody/content/application~1json/schema"),
                 &e["value"],
                 &format!("example {name} of {method} {template}"),
             );
+        }
+        // Every error example is a problem document of its response's status.
+        for (status, response) in op["responses"].as_object().expect("responses") {
+            for (media, content) in response["content"].as_object().into_iter().flatten() {
+                for (code, e) in content["examples"].as_object().into_iter().flatten() {
+                    assert_matches_at(
+                        &at(&format!(
+                            "responses/{status}/content/{}/schema",
+                            pointer_token(media)
+                        )),
+                        &e["value"],
+                        &format!("example {code} of {method} {template} {status}"),
+                    );
+                    assert_eq!(e["value"]["code"], code.as_str());
+                    assert_eq!(e["value"]["status"].to_string(), *status);
+                }
+            }
         }
     }
     assert!(bodies >= 8, "the bet kinds and dealer events have examples");
@@ -1247,4 +1142,181 @@ fn docs_page_works_offline() {
 fn round_of_status(api: &Api, key: &str, table: &str) -> u16 {
     api.command("/v1/tables/{table}/rounds", &[table], key, json!({}))
         .0
+}
+
+// ----- error codes ---------------------------------------------------------------------------
+
+/// Every `.rs` file under `dir`, with its text.
+fn sources(dir: &std::path::Path, out: &mut Vec<(PathBuf, String)>) {
+    for entry in std::fs::read_dir(dir).expect("source dir") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).expect("source file");
+            out.push((path, text));
+        }
+    }
+}
+
+/// The string literals that follow each occurrence of `prefix` (whitespace and newlines
+/// skipped), with the text just before the literal's opening quote.
+fn literals_after<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices(prefix) {
+        let rest = text[i + prefix.len()..].trim_start();
+        if let Some(lit) = rest.strip_prefix('"') {
+            if let Some(end) = lit.find('"') {
+                let s = &lit[..end];
+                if !s.is_empty()
+                    && s.bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+                {
+                    out.push(s);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The codes the source produces and the statuses each leaves with, read from the code that
+/// makes them: refusals of the engines and the round lifecycle (their status is the service's
+/// `refusal_status`), and the problems the HTTP layer builds itself. `src/api/errors.rs`, the
+/// list under test, is not read.
+fn codes_in_source() -> std::collections::BTreeMap<String, BTreeSet<u16>> {
+    let mut files = Vec::new();
+    sources(&repo_file("src"), &mut files);
+    let mut codes: std::collections::BTreeMap<String, BTreeSet<u16>> = Default::default();
+    let mut add = |code: &str, status: u16| {
+        codes.entry(code.to_string()).or_default().insert(status);
+    };
+    let refusal =
+        |code: &str| pitboss::service::refusal_status(&pitboss::games::Refusal::new(code, ""));
+    for (path, text) in &files {
+        if path.ends_with("src/api/errors.rs") {
+            continue;
+        }
+        // Refusals: the engines' `code` modules and the lifecycle's literal codes.
+        if let Some(block) = text.split("pub mod code {").nth(1) {
+            let block = block.split("\n}\n").next().unwrap_or(block);
+            for line in block.lines() {
+                for code in literals_after(line, ": &str =") {
+                    add(code, refusal(code));
+                }
+            }
+        }
+        for prefix in ["refuse(", "Refusal::new(", "Err(refuse("] {
+            for code in literals_after(text, prefix) {
+                add(code, refusal(code));
+            }
+        }
+        // The HTTP layer's own problems.
+        for code in literals_after(text, "Problem::bad_request(") {
+            add(code, 400);
+        }
+        for code in literals_after(text, "Problem::not_found(") {
+            add(code, 404);
+        }
+        for (name, status) in [
+            ("BAD_REQUEST", 400),
+            ("UNAUTHORIZED", 401),
+            ("FORBIDDEN", 403),
+            ("NOT_FOUND", 404),
+            ("CONFLICT", 409),
+            ("PAYLOAD_TOO_LARGE", 413),
+            ("URI_TOO_LONG", 414),
+            ("UNPROCESSABLE_ENTITY", 422),
+            ("TOO_MANY_REQUESTS", 429),
+            ("SERVICE_UNAVAILABLE", 503),
+        ] {
+            for code in literals_after(text, &format!("StatusCode::{name},")) {
+                add(code, status);
+            }
+        }
+        // The limits' 429s (src/limits.rs): `Throttled { code: … }` and `Reply::throttled(…)`.
+        if text.contains("Throttled {") {
+            for code in literals_after(text, "code: ") {
+                add(code, 429);
+            }
+        }
+        for code in literals_after(text, "Reply::throttled(") {
+            add(code, 429);
+        }
+        // Replies built with an explicit status, and actix's own errors made problems.
+        for status in [400u16, 404, 405, 409, 413, 422, 429, 503] {
+            for code in literals_after(
+                text,
+                &format!("Reply::refusal(\n        {status},\n        &Refusal::new("),
+            ) {
+                add(code, status);
+            }
+            for code in literals_after(text, &format!("{status} => (")) {
+                add(code, status);
+            }
+        }
+    }
+    codes
+}
+
+#[test]
+fn every_documented_error_code_is_one_the_source_produces_with_that_status() {
+    let spec = spec();
+    let source = codes_in_source();
+    // The scan finds the codes it must: a broken scan would pass everything.
+    for (code, status) in [
+        ("plan_not_found", 404),
+        ("malformed_json", 400),
+        ("unauthorized", 401),
+        ("forbidden", 403),
+        ("table_exists", 409),
+        ("below_min_bet", 422),
+        ("idempotency_key_reused", 422),
+        ("payload_too_large", 413),
+        ("unavailable", 503),
+        ("no_such_route", 404),
+    ] {
+        assert!(
+            source.get(code).is_some_and(|s| s.contains(&status)),
+            "the source scan does not see {code} ({status}): {:?}",
+            source.get(code)
+        );
+    }
+    let mut checked = 0;
+    for (method, template) in operations(&spec) {
+        let op = operation(&spec, &method, &template);
+        for (status, response) in op["responses"].as_object().expect("responses") {
+            let status: u16 = status.parse().expect("numeric status");
+            if status < 400 {
+                continue;
+            }
+            let examples = response["content"]["application/problem+json"]["examples"]
+                .as_object()
+                .unwrap_or_else(|| panic!("{method} {template} {status} has no examples"));
+            assert!(!examples.is_empty(), "{method} {template} {status}");
+            for code in examples.keys() {
+                checked += 1;
+                let statuses = source.get(code).unwrap_or_else(|| {
+                    panic!(
+                        "{method} {template} {status}: `{code}` is not a code the source produces"
+                    )
+                });
+                assert!(
+                    statuses.contains(&status),
+                    "{method} {template}: `{code}` leaves with {statuses:?}, not {status}"
+                );
+            }
+            // The prose names no code the examples leave out.
+            let description = response["description"].as_str().unwrap_or_default();
+            for named in description.split('`').skip(1).step_by(2) {
+                if source.get(named).is_some_and(|s| s.contains(&status)) {
+                    assert!(
+                        examples.contains_key(named),
+                        "{method} {template} {status}: the description names `{named}`, the examples do not"
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked > 150, "{checked} documented codes checked");
 }

@@ -332,7 +332,16 @@ fn send(
         .header("Idempotency-Key", &req.key)
         .send(&req.body)?;
     let status = resp.status().as_u16();
-    let body: Value = resp.body_mut().read_json()?;
+    let content_type = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let bytes = resp.body_mut().read_to_vec()?;
+    // A reply that arrived whole is held to the API description like every other.
+    crate::spec::check_reply("POST", &req.path, status, &content_type, &bytes);
+    let body: Value = serde_json::from_slice(&bytes).map_err(|e| ureq::Error::Io(e.into()))?;
     Ok((status, body))
 }
 

@@ -80,11 +80,11 @@ fn retries_return_the_first_answer_until_the_retention_ends(backend: Backend) {
     assert_eq!((s, &after), (200, &first));
     assert_eq!(log_size(&server), size);
     drop(server);
+    let records = stored_records(&storage);
+    assert!(records >= 3, "{records}");
 
     // With a retention of 2 s the record is pruned; the retry is then a new request.
     let server = start(&storage, "2");
-    let records = stored_records(&storage);
-    assert!(records >= 3, "{records}");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while stored_records(&storage) > 0 {
         assert!(std::time::Instant::now() < deadline, "records are pruned");

@@ -213,9 +213,8 @@ impl TestServer {
             req = req.header("Authorization", &format!("Bearer {k}"));
         }
         let mut resp = req.call().expect("HTTP request");
-        let status = resp.status().as_u16();
-        let ctype = content_type(&resp);
-        let body: Value = resp.body_mut().read_json().unwrap_or(Value::Null);
+        let (status, ctype, bytes) = checked("GET", path, &mut resp);
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         (status, ctype, body)
     }
 
@@ -226,14 +225,8 @@ impl TestServer {
             req = req.header("Authorization", &format!("Bearer {k}"));
         }
         let mut resp = req.call().expect("HTTP request");
-        let status = resp.status().as_u16();
-        let text = resp
-            .body_mut()
-            .with_config()
-            .limit(1 << 30)
-            .read_to_string()
-            .unwrap_or_default();
-        (status, text)
+        let (status, _, bytes) = checked("GET", path, &mut resp);
+        (status, String::from_utf8_lossy(&bytes).into_owned())
     }
 
     /// POST of raw bytes with a key and an Idempotency-Key.
@@ -254,9 +247,8 @@ impl TestServer {
             req = req.header("Idempotency-Key", i);
         }
         let mut resp = req.send(body).expect("HTTP request");
-        let status = resp.status().as_u16();
-        let ctype = content_type(&resp);
-        let body: Value = resp.body_mut().read_json().unwrap_or(Value::Null);
+        let (status, ctype, bytes) = checked("POST", path, &mut resp);
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         (status, ctype, body)
     }
 
@@ -282,6 +274,24 @@ impl TestServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Reads a reply and checks it against the OpenAPI description ([`crate::spec::check_reply`]).
+fn checked(
+    method: &str,
+    path: &str,
+    resp: &mut ureq::http::Response<ureq::Body>,
+) -> (u16, String, Vec<u8>) {
+    let status = resp.status().as_u16();
+    let ctype = content_type(resp);
+    let bytes = resp
+        .body_mut()
+        .with_config()
+        .limit(1 << 30)
+        .read_to_vec()
+        .unwrap_or_default();
+    crate::spec::check_reply(method, path, status, &ctype, &bytes);
+    (status, ctype, bytes)
 }
 
 fn content_type(resp: &ureq::http::Response<ureq::Body>) -> String {

@@ -380,6 +380,30 @@ fn prove_then_check_proof_accepts_the_entry_and_rejects_a_tampered_proof() {
         proof.to_str().expect("utf8"),
     ]);
     assert_eq!(r.code, 0, "{} {}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stdout.trim_end(),
+        format!(
+            "OK wrote the inclusion proof of entry 34 (bet_accepted) in the tree of size 60 \
+             (with its signed checkpoint) to {0}; check it with `pitboss-audit check-proof {0} \
+             --public-key KEY.pem`",
+            proof.display()
+        ),
+        "prove says what it wrote"
+    );
+    let to_stdout = run(&["prove", export.to_str().expect("utf8"), "--seq", "34"]);
+    assert_eq!(to_stdout.code, 0);
+    assert_eq!(
+        to_stdout.stdout,
+        std::fs::read_to_string(&proof).expect("proof"),
+        "standard output is the proof alone"
+    );
+    assert!(
+        to_stdout
+            .stderr
+            .starts_with("OK wrote the inclusion proof of entry 34"),
+        "{}",
+        to_stdout.stderr
+    );
     let key = c.key.to_str().expect("utf8");
     let r = run(&[
         "check-proof",

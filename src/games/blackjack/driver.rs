@@ -192,6 +192,31 @@ pub enum Next {
     Complete,
 }
 
+impl std::fmt::Display for CardTo {
+    /// Where a card goes, for a message to a person.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CardTo::Hand { position, hand } => write!(f, "hand {hand} of position {position}"),
+            CardTo::CommonHand => f.write_str("the common hand"),
+            CardTo::Dealer => f.write_str("the dealer"),
+        }
+    }
+}
+
+impl std::fmt::Display for Next {
+    /// What the round expects, for a message to a person.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Next::Card { to } => write!(f, "a card to {to}"),
+            Next::Insurance => f.write_str("the insurance answers"),
+            Next::Decision { position, hand } => {
+                write!(f, "a decision on hand {hand} of position {position}")
+            }
+            Next::Complete => f.write_str("nothing more (the round is complete)"),
+        }
+    }
+}
+
 /// One input to a round, as the service logs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "input", rename_all = "snake_case")]
@@ -753,7 +778,7 @@ impl<'p> BlackjackEngine<'p> {
         Err(self.refuse(
             code::ROUND_NOT_COMPLETE,
             format!(
-                "the round is not complete: it expects {:?}",
+                "the round is not complete: it expects {}",
                 self.next_step(state)
             ),
             &self.rules.clause,
@@ -1036,7 +1061,7 @@ impl<'p> BlackjackEngine<'p> {
             return Err(self.refuse(
                 code::CARD_NOT_EXPECTED,
                 format!(
-                    "{card} comes when the round expects {:?}",
+                    "{card} comes when the round expects {}",
                     self.next_step(state)
                 ),
                 &self.rules.clause,
@@ -1108,7 +1133,7 @@ impl<'p> BlackjackEngine<'p> {
         Err(self.refuse(
             code::DECISION_NOT_EXPECTED,
             format!(
-                "hand {hand} of position {position} does not await a decision now; the round expects {:?}",
+                "hand {hand} of position {position} does not await a decision now; the round expects {}",
                 self.next_step(state)
             ),
             &self.rules.clause,

@@ -295,14 +295,14 @@ impl<'p> BlackjackEngine<'p> {
         }
         if stake_minor < row.min_bet || stake_minor > row.max_bet {
             let (c, bound, limit) = if stake_minor < row.min_bet {
-                (code::BELOW_MIN_BET, "minimum", row.min_bet)
+                (code::BELOW_MIN_BET, "below the minimum", row.min_bet)
             } else {
-                (code::ABOVE_MAX_BET, "maximum", row.max_bet)
+                (code::ABOVE_MAX_BET, "above the maximum", row.max_bet)
             };
             return Err(self.refuse(
                 c,
                 format!(
-                    "a stake of {} on {} is beyond its {bound} bet {}",
+                    "a stake of {} on {} is {bound} bet {}",
                     self.money(stake_minor),
                     row.label,
                     self.money(limit)

@@ -576,7 +576,10 @@ impl<'p> BlackjackEngine<'p> {
             (other, _) => {
                 return Err(self.refuse(
                     code::NO_AUTOMATIC_DECISION,
-                    format!("'{other:?}' is not an automatic decision for a blackjack hand"),
+                    format!(
+                        "'{}' is not an automatic decision for a blackjack hand",
+                        crate::games::wire_name(&other)
+                    ),
                     &t.clause,
                 ))
             }

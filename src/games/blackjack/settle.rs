@@ -341,7 +341,10 @@ impl<'p> BlackjackEngine<'p> {
                 HandResult::Blackjack | HandResult::Surrendered => {
                     return Err(self.refuse(
                         code::PLAY_INVALID,
-                        format!("hand {i} is doubled but ended {result:?}"),
+                        format!(
+                            "hand {i} is doubled but ended {}",
+                            crate::games::wire_name(&result)
+                        ),
                         &self.rules.double.clause,
                     ))
                 }

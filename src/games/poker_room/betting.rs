@@ -310,7 +310,8 @@ impl PokerRoomEngine<'_> {
             return Err(self.refuse(
                 code::WRONG_CARD_COUNT,
                 format!(
-                    "the {street:?} is {} card(s), not {}",
+                    "the {} is {} card(s), not {}",
+                    crate::games::wire_name(&street),
                     street.cards(),
                     cards.len()
                 ),

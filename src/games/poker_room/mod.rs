@@ -406,7 +406,7 @@ pub enum ShowdownFirst {
 
 /// What an action did. The chips a wallet sees move only in `sat_down`, `topped_up` (in) and
 /// `left` (out); everything else moves chips between stacks and pots at the table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum Effect {
     SatDown {
@@ -647,7 +647,7 @@ pub struct Departure {
 }
 
 /// A player dealt into the hand.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct HandPlayer {
     pub seat: SeatNo,
     pub player: String,
@@ -669,7 +669,7 @@ pub struct HandPlayer {
     pub mucked: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Blinds posted; the straddle may come, then the hole cards.
@@ -681,20 +681,20 @@ pub enum Phase {
 }
 
 /// The last bet or raise: "hráč, který byl jako poslední agresivní".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Aggression {
     pub seat: SeatNo,
     pub street: Street,
 }
 
 /// A pot at the showdown with the players still contesting it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ShowdownPot {
     pub pot: Pot,
     pub live: Vec<SeatNo>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ShowdownState {
     pub order: Vec<SeatNo>,
     /// The index in `order` of the player to show or muck.
@@ -703,7 +703,7 @@ pub struct ShowdownState {
 }
 
 /// The hand being played.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Hand {
     pub number: u64,
     pub button: SeatNo,
@@ -762,7 +762,7 @@ impl Hand {
 
 /// One table: its seats and stacks, the button's history, the hand being played, and the
 /// chips that came in and went out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Table {
     /// `seats[n - 1]` is seat `n`.
     pub seats: Vec<Option<SeatedPlayer>>,

@@ -148,7 +148,10 @@ impl PokerRoomEngine<'_> {
         if !np.options.contains(&option) {
             return Err(self.refuse(
                 code::OPTION_NOT_OFFERED,
-                format!("{option:?} is not an option for a new player in this plan"),
+                format!(
+                    "{} is not an option for a new player in this plan",
+                    crate::games::wire_name(&option)
+                ),
                 &np.clause,
             ));
         }

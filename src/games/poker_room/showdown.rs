@@ -373,7 +373,10 @@ impl PokerRoomEngine<'_> {
         let Some(item) = m.causes.iter().find(|c| c.id == cause) else {
             return Err(self.refuse(
                 code::NOT_IN_PLAN,
-                format!("{cause:?} is not a misdeal situation of this plan"),
+                format!(
+                    "{} is not a misdeal situation of this plan",
+                    crate::games::wire_name(&cause)
+                ),
                 &m.clause,
             ));
         };
@@ -421,7 +424,10 @@ impl PokerRoomEngine<'_> {
             other => {
                 return Err(self.refuse(
                     code::NOT_APPLICABLE,
-                    format!("{other:?} names no street to deal again"),
+                    format!(
+                        "{} names no street to deal again",
+                        crate::games::wire_name(&other)
+                    ),
                     clause,
                 ))
             }
@@ -442,7 +448,10 @@ impl PokerRoomEngine<'_> {
         } else if !awaited {
             return Err(self.refuse(
                 code::NOT_APPLICABLE,
-                format!("the {street:?} is not the street being dealt, or its betting has begun"),
+                format!(
+                    "the {} is not the street being dealt, or its betting has begun",
+                    crate::games::wire_name(&street)
+                ),
                 clause,
             ));
         }
@@ -465,7 +474,10 @@ impl PokerRoomEngine<'_> {
         let Some(item) = self.rules.irregularities.iter().find(|i| i.id == kind) else {
             return Err(self.refuse(
                 code::NOT_IN_PLAN,
-                format!("{kind:?} is not an irregularity of this plan"),
+                format!(
+                    "{} is not an irregularity of this plan",
+                    crate::games::wire_name(&kind)
+                ),
                 &self.rules.clause,
             ));
         };

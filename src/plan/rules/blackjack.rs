@@ -913,7 +913,12 @@ impl BlackjackRules {
                 push(
                     out,
                     &format!("{p}.cards"),
-                    format!("{} is decided on {cards:?}, not {:?}", sb.id, sb.cards),
+                    format!(
+                        "{} is decided on {}, not {}",
+                        sb.id,
+                        crate::wire_name(cards),
+                        crate::wire_name(&sb.cards)
+                    ),
                 );
             }
             if sb.cards == SideBetCards::DealerFirstTwo && self.dealer.hole_card == HoleCard::None {

@@ -351,7 +351,10 @@ fn lint_minimum_hand(path: &str, m: &MinimumHand, out: &mut Vec<(String, String)
         )),
         (c, Some(_)) if c != HandClass::Pair => out.push((
             format!("{path}.pair_rank"),
-            format!("pair_rank applies only to a minimum of a pair, not of {c:?}"),
+            format!(
+                "pair_rank applies only to a minimum of a pair, not of {}",
+                crate::wire_name(&c)
+            ),
         )),
         _ => {}
     }
@@ -533,12 +536,16 @@ fn cover_classes(plan: &Plan, bet: &str, classes: &[HandClass], out: &mut Vec<(S
             1 => {}
             0 => out.push((
                 format!("bets[{bet}]"),
-                format!("no payout row pays a hand of class {c:?}"),
+                format!(
+                    "no payout row pays a hand of class {}",
+                    crate::wire_name(&c)
+                ),
             )),
             _ => out.push((
                 format!("bets[{bet}]"),
                 format!(
-                    "a hand of class {c:?} is paid by several rows: {}",
+                    "a hand of class {} is paid by several rows: {}",
+                    crate::wire_name(&c),
                     rows.join(", ")
                 ),
             )),
@@ -652,7 +659,7 @@ mod tests {
             .retain(|p| !(p.bet == "ante" && p.outcome == "two_pair"));
         let found = r.lint_against_plan(&plan);
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].1.contains("TwoPair"));
+        assert!(found[0].1.contains("two_pair"));
         // SYNOT's "straight or lower" row together with a separate straight row pays twice.
         let (mut plan, r) = synot();
         let mut extra = plan
@@ -665,7 +672,7 @@ mod tests {
         let found = r.lint_against_plan(&plan);
         assert!(found
             .iter()
-            .any(|(_, m)| m.contains("Straight is paid by several rows")));
+            .any(|(_, m)| m.contains("straight is paid by several rows")));
     }
 
     #[test]

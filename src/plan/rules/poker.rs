@@ -402,6 +402,7 @@ pub enum OddChipTo {
 /// "Misdeal (špatně rozdané karty)".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "PokerMisdeal")]
 pub struct Misdeal {
     /// "… pouze v případě že, se na chybu přijde dříve … než dva hráči rozehrají hru":
     /// a misdeal is declared only while fewer than this many players have acted.
@@ -723,13 +724,19 @@ impl PokerCashRules {
         let mut seen = HashSet::new();
         for c in &self.misdeal.causes {
             if !seen.insert(c.id) {
-                err("misdeal.causes", format!("{:?} is listed twice", c.id));
+                err(
+                    "misdeal.causes",
+                    format!("{} is listed twice", crate::wire_name(&c.id)),
+                );
             }
         }
         let mut seen = HashSet::new();
         for i in &self.irregularities {
             if !seen.insert(i.id) {
-                err("irregularities", format!("{:?} is listed twice", i.id));
+                err(
+                    "irregularities",
+                    format!("{} is listed twice", crate::wire_name(&i.id)),
+                );
             }
         }
         out

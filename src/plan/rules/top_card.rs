@@ -138,6 +138,7 @@ pub struct ValidRound {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "TopCardMisdeal")]
 pub enum Misdeal {
     /// The deal is void and the dealer deals again; bets stand for the new deal.
     Redeal,

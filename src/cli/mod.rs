@@ -5,8 +5,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::money::format_minor;
-
 /// `println!` that ends the program quietly when the reader has gone (`pitboss … | head`)
 /// instead of panicking on the broken pipe.
 macro_rules! out {
@@ -19,9 +17,14 @@ macro_rules! out {
         }
     }};
 }
-use crate::plan::diff::diff;
-use crate::plan::registry::{load_file, PlanSet};
-use crate::plan::{canonical, LoadedPlan, PlanRef};
+
+mod plan;
+mod render;
+
+pub use plan::PlanCommand;
+
+use crate::plan::registry::PlanSet;
+use crate::plan::{LoadedPlan, PlanRef};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -82,6 +85,11 @@ pub enum Command {
     },
     /// Print the OpenAPI description of the HTTP API (committed as openapi/openapi.json).
     Openapi,
+    /// Print a shell completion script (e.g. `pitboss completions bash > /etc/bash_completion.d/pitboss`).
+    Completions {
+        /// bash, elvish, fish, powershell or zsh.
+        shell: clap_complete::Shell,
+    },
     /// Play RNG rounds of a plan through its engine and report the return of every bet.
     ///
     /// Each round places one bet of every bet type at its `min_bet` (roulette on one spot per
@@ -179,48 +187,22 @@ pub enum WitnessCommand {
     },
 }
 
-#[derive(Debug, Subcommand)]
-pub enum PlanCommand {
-    /// Check plan files (a directory or one file); exits non-zero on any error.
-    Lint {
-        /// A plan directory or a single plan file (default: the plans directory).
-        path: Option<PathBuf>,
-    },
-    /// List loaded plans with their versions and content hashes.
-    List,
-    /// Show one plan: its limits and payout tables, rules, policies and assumptions.
-    Show {
-        /// `ID` (latest version) or `ID@VERSION`.
-        plan: String,
-        /// Print the whole normalised plan as JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Print a plan's content hash (SHA-256 of its RFC 8785 canonical form).
-    Hash { plan: String },
-    /// List the fields that differ between two plans (`ID@1 ID@2`).
-    Diff {
-        a: String,
-        b: String,
-        /// Print the changes as JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Print the JSON Schema of the plan file format.
-    Schema,
-    /// List each family's bet types and their outcome classes (the ids a plan may use).
-    Vocabulary,
-}
-
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
-        Command::Plan(cmd) => plan(&cli.plans, cmd),
+        Command::Plan(cmd) => plan::run(&cli.plans, cmd),
         Command::Openapi => {
             // Already ends with a newline: the committed file is exactly this output.
             out!(
                 "{}",
                 crate::api::openapi::openapi_json_text().trim_end_matches('\n')
             );
+            ExitCode::SUCCESS
+        }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            let mut stdout = std::io::stdout().lock();
+            clap_complete::generate(shell, &mut cmd, "pitboss", &mut stdout);
             ExitCode::SUCCESS
         }
         Command::Simulate {
@@ -269,7 +251,11 @@ pub fn run(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             if set.is_empty() {
-                return fail(format!("no plans in {}", cli.plans.display()));
+                return fail(format!(
+                    "no plan files (*.toml) in {}: point --plans DIR (or PITBOSS_PLANS) at the \
+                     directory of plan files",
+                    cli.plans.display()
+                ));
             }
             let config = crate::api::ServeConfig {
                 bind,
@@ -435,8 +421,21 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// What to say when the plans directory is not there: the default is relative to the
+/// working directory, so a command run outside the repository finds none.
+fn no_plans_dir(dir: &Path) -> String {
+    format!(
+        "no plan directory at {}: point --plans DIR (or PITBOSS_PLANS) at the directory of plan \
+         files, e.g. the repository's game_plans/",
+        dir.display()
+    )
+}
+
 /// Loads the plan directory; errors in any file are printed and make this fail.
 fn load(dir: &Path) -> Result<PlanSet, ExitCode> {
+    if !dir.is_dir() {
+        return Err(fail(no_plans_dir(dir)));
+    }
     let (set, report) = PlanSet::load_dir(dir);
     if report.has_errors() {
         for f in report.errors() {
@@ -455,119 +454,6 @@ fn lookup<'a>(set: &'a PlanSet, reference: &str) -> Result<&'a LoadedPlan, ExitC
     let r: PlanRef = reference.parse().map_err(fail)?;
     set.get(&r)
         .ok_or_else(|| fail(format!("no plan {r} is loaded (see `pitboss plan list`)")))
-}
-
-fn plan(dir: &Path, cmd: PlanCommand) -> ExitCode {
-    match cmd {
-        PlanCommand::Lint { path } => lint(path.as_deref().unwrap_or(dir)),
-        PlanCommand::List => match load(dir) {
-            Ok(set) => {
-                out!(
-                    "{:<40} {:<14} {:<12} {:<10} SHA-256",
-                    "PLAN",
-                    "FAMILY",
-                    "STUDIO",
-                    "EFFECTIVE"
-                );
-                for p in set.iter() {
-                    out!(
-                        "{:<40} {:<14} {:<12} {:<10} {}",
-                        p.key(),
-                        p.plan.plan.family,
-                        p.plan.plan.studio,
-                        p.plan.plan.effective_from,
-                        p.hash
-                    );
-                }
-                ExitCode::SUCCESS
-            }
-            Err(code) => code,
-        },
-        PlanCommand::Show { plan, json } => {
-            let set = match load(dir) {
-                Ok(s) => s,
-                Err(c) => return c,
-            };
-            let p = match lookup(&set, &plan) {
-                Ok(p) => p,
-                Err(c) => return c,
-            };
-            if json {
-                let v = canonical::normalised(&p.plan);
-                out!(
-                    "{}",
-                    serde_json::to_string_pretty(&v).expect("JSON values print")
-                );
-            } else {
-                out!("{}", render_text(p).trim_end());
-            }
-            ExitCode::SUCCESS
-        }
-        PlanCommand::Hash { plan } => {
-            let set = match load(dir) {
-                Ok(s) => s,
-                Err(c) => return c,
-            };
-            match lookup(&set, &plan) {
-                Ok(p) => {
-                    out!("{}  {}", p.hash, p.key());
-                    ExitCode::SUCCESS
-                }
-                Err(c) => c,
-            }
-        }
-        PlanCommand::Diff { a, b, json } => {
-            let set = match load(dir) {
-                Ok(s) => s,
-                Err(c) => return c,
-            };
-            let (pa, pb) = match (lookup(&set, &a), lookup(&set, &b)) {
-                (Ok(x), Ok(y)) => (x, y),
-                (Err(c), _) | (_, Err(c)) => return c,
-            };
-            let changes = diff(&pa.plan, &pb.plan);
-            if json {
-                out!(
-                    "{}",
-                    serde_json::to_string_pretty(&changes).expect("JSON values print")
-                );
-            } else {
-                out!(
-                    "{} → {}: {} changed field(s)",
-                    pa.key(),
-                    pb.key(),
-                    changes.len()
-                );
-                for c in &changes {
-                    out!("{c}");
-                }
-            }
-            ExitCode::SUCCESS
-        }
-        PlanCommand::Vocabulary => {
-            for family in crate::plan::rules::Family::ALL {
-                let specs = family.bet_specs();
-                if specs.is_empty() {
-                    out!("{family}: played between players, no house bet types");
-                    continue;
-                }
-                out!("{family}:");
-                for spec in specs {
-                    out!("  {:<28} {}", spec.id, spec.summary);
-                    out!("  {:<28} outcomes: {}", "", spec.outcomes.join(", "));
-                }
-            }
-            ExitCode::SUCCESS
-        }
-        PlanCommand::Schema => {
-            let schema = schemars::schema_for!(crate::plan::Plan);
-            out!(
-                "{}",
-                serde_json::to_string_pretty(&schema).expect("JSON values print")
-            );
-            ExitCode::SUCCESS
-        }
-    }
 }
 
 fn simulate(
@@ -721,158 +607,4 @@ fn thread_cpu_seconds() -> Option<f64> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
     Some(ns as f64 / 1e9)
-}
-
-fn lint(path: &Path) -> ExitCode {
-    let findings = if path.is_dir() {
-        let (set, report) = PlanSet::load_dir(path);
-        for f in &report.findings {
-            eprintln!("{f}");
-        }
-        let (errors, warnings) = (report.errors().count(), report.warnings().count());
-        out!(
-            "{}: {} plan(s) loaded, {errors} error(s), {warnings} warning(s)",
-            path.display(),
-            set.len()
-        );
-        errors
-    } else {
-        let sources = path.parent().map(|d| d.join("sources"));
-        let findings = match load_file(path, sources.as_deref()) {
-            Ok(loaded) => {
-                out!(
-                    "{}: {} loaded, hash {}",
-                    path.display(),
-                    loaded.key(),
-                    loaded.hash
-                );
-                loaded.warnings
-            }
-            Err(findings) => findings,
-        };
-        for f in &findings {
-            eprintln!("{f}");
-        }
-        findings
-            .iter()
-            .filter(|f| f.severity == crate::plan::load::Severity::Error)
-            .count()
-    };
-    if findings == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
-}
-
-/// A plan as a reviewer reads it: the document's tables as tables.
-pub fn render_text(p: &LoadedPlan) -> String {
-    use std::fmt::Write;
-    let plan = &p.plan;
-    let exp = plan.plan.currency.exponent();
-    let cur = plan.plan.currency.code();
-    let mut s = String::new();
-    let id = &plan.plan;
-    let _ = writeln!(s, "{} — {}", p.key(), id.title);
-    let _ = writeln!(s, "  operator   {}", id.operator);
-    let _ = writeln!(s, "  studio     {}", id.studio);
-    let _ = writeln!(s, "  family     {}", id.family);
-    let _ = writeln!(s, "  currency   {cur} (amounts below in {cur})");
-    let _ = writeln!(s, "  effective  {}", id.effective_from);
-    // The names as the plan file writes them (`half_up`, `live`).
-    let name = |v: serde_json::Value| v.as_str().map(str::to_string).unwrap_or_default();
-    let _ = writeln!(s, "  rounding   {}", name(serde_json::json!(id.rounding)));
-    let modes: Vec<String> = id
-        .modes
-        .iter()
-        .map(|m| name(serde_json::json!(m)))
-        .collect();
-    let _ = writeln!(s, "  modes      {}", modes.join(", "));
-    let _ = writeln!(
-        s,
-        "  source     {} § {}",
-        plan.source.document, plan.source.section
-    );
-    let _ = writeln!(s, "  sha-256    {}", p.hash);
-    if !plan.bets.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nLimits (\"Tabulka nejvyšších sázek a odvislých nejvyšších výher\")"
-        );
-        let _ = writeln!(
-            s,
-            "  {:<24} {:>16} {:>16} {:>18} {:>20}  label",
-            "bet", "min bet", "max bet", "max win", "max win + stake"
-        );
-        for b in &plan.bets {
-            let assumed = if plan
-                .assumption(&format!("bets[{}].min_bet", b.id))
-                .is_some()
-            {
-                "*"
-            } else {
-                " "
-            };
-            let _ = writeln!(
-                s,
-                "  {:<24} {:>15}{assumed} {:>16} {:>18} {:>20}  {}",
-                b.id,
-                format_minor(b.min_bet, exp),
-                format_minor(b.max_bet, exp),
-                format_minor(b.max_win, exp),
-                format_minor(b.max_win_plus_stake, exp),
-                b.label
-            );
-        }
-        let _ = writeln!(s, "  (* an assumption: see below)");
-        let _ = writeln!(s, "\nPayouts");
-        let _ = writeln!(s, "  {:<24} {:<24} {:>10}  label", "bet", "outcome", "pays");
-        for pay in &plan.payouts {
-            let pays = match (pay.ratio, pay.refund) {
-                (Some(r), _) => format!("{}:{}", r.numerator(), r.denominator()),
-                (None, Some(r)) => format!("back {}/{}", r.numerator(), r.denominator()),
-                (None, None) => "-".into(),
-            };
-            let _ = writeln!(
-                s,
-                "  {:<24} {:<24} {:>10}  {}",
-                pay.bet,
-                pay.outcome,
-                pays,
-                pay.label.as_deref().unwrap_or("")
-            );
-        }
-    }
-    let mut rules = toml::Table::new();
-    rules.insert(
-        "rules".into(),
-        toml::Value::try_from(&plan.rules).expect("rules serialise to TOML"),
-    );
-    rules.insert(
-        "policies".into(),
-        toml::Value::try_from(&plan.policies).expect("policies serialise to TOML"),
-    );
-    let _ = writeln!(
-        s,
-        "\n{}",
-        toml::to_string_pretty(&rules)
-            .expect("rules serialise to TOML")
-            .trim_end()
-    );
-    if !plan.assumptions.is_empty() {
-        let _ = writeln!(s, "\nAssumptions (values the document does not give)");
-        for a in &plan.assumptions {
-            let _ = writeln!(s, "  {}\n      {}", a.field, a.reason);
-        }
-    }
-    if !plan.document_inconsistencies.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nDocument inconsistencies (kept as the document states them)"
-        );
-        for n in &plan.document_inconsistencies {
-            let _ = writeln!(s, "  {}\n      {}", n.field, n.note);
-        }
-    }
-    s
 }
