@@ -19,6 +19,9 @@ pub struct AppState {
     pub plans: Arc<PlanSet>,
     pub service: Service,
     pub keys: KeyRing,
+    /// The regulators' and auditors' HTML pages (`/console/`): sessions, source documents,
+    /// returns to player.
+    pub console: crate::console::Console,
 }
 
 #[derive(Debug, Clone)]
@@ -35,6 +38,11 @@ pub struct ServeConfig {
     pub admin_key: Option<String>,
     /// The log's origin line (also the key name in checkpoints).
     pub origin: String,
+    /// Rounds of each simulated return to player the console shows (computed once per plan
+    /// content in the background); 0 computes none.
+    pub rtp_rounds: u64,
+    /// Console cookies get `Secure` even over plain HTTP (behind a TLS-terminating proxy).
+    pub secure_cookies: bool,
 }
 
 /// Largest request body accepted, in bytes.
@@ -125,10 +133,19 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         println!("bootstrap admin key (shown once, store it now): {key}");
     }
     drop(conn);
+    let console = crate::console::Console::start(
+        &config.plans_dir,
+        service.plans.clone(),
+        &url,
+        config.rtp_rounds,
+        config.secure_cookies,
+    )
+    .map_err(|e| format!("console: {e}"))?;
     let state = web::Data::new(AppState {
         plans: service.plans.clone(),
         service,
         keys,
+        console,
     });
     let server = HttpServer::new(move || {
         App::new()
@@ -152,6 +169,8 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                 Problem::bad_request("malformed_path", err.to_string()).into()
             }))
             .configure(configure)
+            // HTML pages for people, outside the API and its description.
+            .configure(crate::console::configure)
             .default_service(web::to(|| async {
                 Err::<HttpResponse, Problem>(not_found_route())
             }))
