@@ -258,7 +258,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(plans::versions)
             .service(plans::convergence)
             .service(plans::show)
-            .service(sources::text)
+            .service(sources::plain_text)
             .service(sources::document)
             .service(tables::list)
             .service(tables::table)

@@ -36,6 +36,12 @@ fn loads(all: &[data::PlanLoad], p: &LoadedPlan) -> Option<data::PlanLoad> {
         .cloned()
 }
 
+/// `2026-11-26T11:16:28.919812Z` as `2026-11-26 11:16:28`.
+fn short_ts(ts: &str) -> String {
+    ts.get(..19)
+        .map_or_else(|| ts.to_string(), |t| t.replace('T', " "))
+}
+
 fn flag_count(state: &AppState, p: &LoadedPlan) -> Markup {
     match state.console.rtp.status(&p.hash) {
         Status::Done(r) => {
@@ -97,10 +103,15 @@ pub async fn list(
                                     None => span lang="cs" { (p.plan.source.section) },
                                 }
                             }
-                            td { code.hash { (p.hash) } }
+                            td {
+                                // The first 16 digits on screen, the whole hash in print (the
+                                // plan's page shows it whole too).
+                                code.screen-only title=(p.hash) { (&p.hash[..16.min(p.hash.len())]) "…" }
+                                code.hash.print-only { (p.hash) }
+                            }
                             td {
                                 @match loads(&loaded, p) {
-                                    Some(l) => a href=(format!("/console/log/entries/{}", l.seq)) { (l.ts) },
+                                    Some(l) => a href=(format!("/console/log/entries/{}", l.seq)) { (short_ts(&l.ts)) },
                                     None => span.muted { "not in the log" },
                                 }
                             }
@@ -147,17 +158,23 @@ fn ratio_text(r: crate::money::Ratio) -> String {
 
 fn limits(state: &AppState, plan: &Plan) -> Markup {
     let cur = plan.plan.currency;
+    // One clause for the whole table (the usual case) is said once, under it.
+    let shared = plan
+        .bets
+        .first()
+        .map(|b| &b.clause)
+        .filter(|c| plan.bets.iter().all(|b| &b.clause == *c));
     html! {
         table #limits {
             caption lang="cs" { "Tabulka nejvyšších sázek a odvislých nejvyšších výher" }
             thead {
                 tr {
-                    th scope="col" { "Bet " span lang="cs" { "(Název sázky)" } }
-                    th scope="col" class="num" { "Max bet " span lang="cs" { "(Nejvyšší sázka)" } }
-                    th scope="col" class="num" { "Max win " span lang="cs" { "(Nejvyšší výhra)" } }
-                    th scope="col" class="num" { "Max win + stake " span lang="cs" { "(Nejvyšší výhra + sázka)" } }
+                    th scope="col" { "Bet" br; span.sub lang="cs" { "Název sázky" } }
+                    th scope="col" class="num" { "Max bet" br; span.sub lang="cs" { "Nejvyšší sázka" } }
+                    th scope="col" class="num" { "Max win" br; span.sub lang="cs" { "Nejvyšší výhra" } }
+                    th scope="col" class="num" { "Max win + stake" br; span.sub lang="cs" { "Nejvyšší výhra + sázka" } }
                     th scope="col" class="num" { "Min bet" }
-                    th scope="col" { "Clause" }
+                    @if shared.is_none() { th scope="col" { "Clause" } }
                 }
             }
             tbody {
@@ -173,11 +190,12 @@ fn limits(state: &AppState, plan: &Plan) -> Markup {
                                 " " abbr title="an assumption: the document gives no minimum" { "*" }
                             }
                         }
-                        td { (clause(state, plan, &b.clause)) }
+                        @if shared.is_none() { td { (clause(state, plan, &b.clause)) } }
                     }
                 }
             }
         }
+        @if let Some(c) = shared { p.note { "Clause of every row: " (clause(state, plan, c)) } }
         p.note { "* The document gives no minimum bet: an assumption of the plan (below)." }
     }
 }

@@ -108,7 +108,7 @@ pub fn section_link(state: &AppState, doc_name: &str, section: &str) -> Option<S
 
 /// A source document as it is committed, plain text.
 #[get("/sources/{doc}/text")]
-pub async fn text(
+pub async fn plain_text(
     state: web::Data<AppState>,
     _viewer: Viewer,
     path: web::Path<String>,

@@ -13,6 +13,7 @@ mod api_poker_room;
 mod api_roulette;
 mod api_top_card;
 mod bj;
+mod console;
 mod crash;
 mod plan_blackjack;
 mod plan_cards;

@@ -133,6 +133,9 @@ impl TestServer {
             .arg(storage.data_dir())
             .env_remove("DATABASE_URL")
             .env_remove("PITBOSS_ADMIN_KEY")
+            // No background computation of returns to player unless a test asks for it (the
+            // console's tests do): it would take a core from every other test's server.
+            .env("PITBOSS_RTP_ROUNDS", "0")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         if let Some(pg) = &storage.pg {
