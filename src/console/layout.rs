@@ -90,6 +90,11 @@ pub fn count(n: u64) -> String {
     format_minor(i64::try_from(n).unwrap_or(i64::MAX), 0)
 }
 
+/// A log timestamp (`2026-11-26T11:55:24.547567Z`) as `2026-11-26 11:55:24.547567`, UTC.
+pub fn ts(text: &str) -> String {
+    text.trim_end_matches('Z').replacen('T', " ", 1)
+}
+
 /// Text in Czech (the documents' language), marked so that screen readers read it so.
 pub fn cs(text: &str) -> Markup {
     html! { span lang="cs" { (text) } }

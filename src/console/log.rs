@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::auth::Viewer;
 use super::data::{self, EntryFilter, LogEntry};
-use super::layout::{count, json, page, pager, Section};
+use super::layout::{count, json, page, pager, ts, Section};
 use super::{blocking, respond, ConsoleError};
 use crate::api::startup::AppState;
 
@@ -32,7 +32,7 @@ fn entries_table(items: &[LogEntry], caption: &str) -> Markup {
                     @for e in items {
                         tr {
                             th scope="row" class="num" { a href=(format!("/console/log/entries/{}", e.seq)) { (e.seq) } }
-                            td { (e.ts) }
+                            td.nowrap { (ts(&e.ts)) }
                             td { code { (e.kind) } }
                             td { @if let Some(t) = &e.table { a href=(format!("/console/tables/{t}")) { (t) } } }
                             td { @if let Some(r) = &e.round { a href=(format!("/console/rounds/{r}")) { (r) } } }

@@ -169,6 +169,7 @@ async fn home(state: web::Data<AppState>, viewer: Viewer) -> Result<HttpResponse
             for f in crate::rtp::flags(&p.plan, &r) {
                 flagged.push((
                     p.key(),
+                    f.row.bet.replace(' ', "-"),
                     f.row.label.clone(),
                     crate::rtp::figure(&f.row),
                     f.why,
@@ -199,9 +200,9 @@ async fn home(state: web::Data<AppState>, viewer: Viewer) -> Result<HttpResponse
                 caption { "Flagged returns to player" }
                 thead { tr { th scope="col" { "Plan" } th scope="col" { "Bet" } th scope="col" { "Return" } th scope="col" { "Why" } } }
                 tbody {
-                    @for (plan, label, figure, why) in &flagged {
+                    @for (plan, anchor, label, figure, why) in &flagged {
                         tr {
-                            th scope="row" { a href=(format!("/console/plans/{plan}#rtp")) { (plan) } }
+                            th scope="row" { a href=(format!("/console/plans/{plan}#rtp-{anchor}")) { (plan) } }
                             td { (layout::cs(label)) }
                             td { (figure) }
                             td { span.flag { "Flagged" } " " (why) }

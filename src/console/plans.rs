@@ -354,6 +354,7 @@ fn rtp_table(plan: &Plan, key: &str, report: &RtpReport) -> Markup {
         .filter_map(|r| r.strategy.as_deref())
         .collect();
     let first_series = report.convergence.first();
+    let shown = std::cell::RefCell::new(std::collections::BTreeSet::new());
     html! {
         table #rtp-table {
             caption { "Return to player of every bet type (band: 85 % to below 100 %)" }
@@ -391,7 +392,12 @@ fn rtp_table(plan: &Plan, key: &str, report: &RtpReport) -> Markup {
                                     p.note { "Rests on the plan's assumptions:" }
                                     ul {
                                         @for a in behind {
-                                            li { code { (a.field) } ": " (a.reason) }
+                                            // Each reason in full once; a later row names it.
+                                            @if shown.borrow_mut().insert(a.field.clone()) {
+                                                li { code { (a.field) } ": " (a.reason) }
+                                            } @else {
+                                                li { code { (a.field) } " (above)" }
+                                            }
                                         }
                                     }
                                 }
@@ -666,7 +672,7 @@ pub async fn diff(
                 @if !all { " " a href=(format!("/console/diff?from={}&to={}&all=1", a.key(), b.key())) { "Show every field" } }
             }
             div.wide {
-                table #diff {
+                table #diff .diff {
                     caption { (a.key()) " and " (b.key()) " side by side" }
                     thead {
                         tr {

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::auth::Viewer;
 use super::data::{self, LogEntry, NoProof};
-use super::layout::{count, cs, json, money, page, value, Section};
+use super::layout::{count, cs, json, money, page, ts, value, Section};
 use super::{blocking, respond, ConsoleError};
 use crate::api::startup::AppState;
 use crate::money::Currency;
@@ -54,12 +54,13 @@ fn check(
     })
 }
 
-fn checked_cell(seq: u64, c: &Checked) -> Markup {
+/// A proof's result; `link`: with a link to the proof's page.
+fn checked_cell(seq: u64, c: &Checked, link: bool) -> Markup {
     html! {
         @match c {
             Checked::Verified(_, ok) => {
-                span.good { "✓ included" } " in the tree of " (count(ok.tree_size)) " entries. "
-                a href=(format!("/console/proofs/{seq}")) { "Proof" }
+                span.good { "✓ included" } " (tree of " (count(ok.tree_size)) ")"
+                @if link { " · " a href=(format!("/console/proofs/{seq}")) { "proof" } }
             },
             Checked::Failed(_, e) => { span.bad { "✗ not verified" } " " (e) },
             Checked::NotCovered(n) => { span.muted { "not yet covered (checkpoint of " (n) ")" } },
@@ -343,10 +344,10 @@ pub async fn round(
                     @for (e, c) in entries {
                         tr {
                             th scope="row" class="num" { a href=(format!("/console/log/entries/{}", e.seq)) { (e.seq) } }
-                            td { (e.ts) }
+                            td.nowrap { (ts(&e.ts)) }
                             td { code { (e.kind) } }
                             td { (summary(e, cur)) }
-                            td { (checked_cell(e.seq, c)) }
+                            td { (checked_cell(e.seq, c, true)) }
                         }
                     }
                 }
@@ -389,7 +390,7 @@ pub async fn proof(
     };
     let body = html! {
         h1 { "Inclusion proof of entry " (seq) }
-        p role="status" { (checked_cell(seq, &c)) }
+        p role="status" { (checked_cell(seq, &c, false)) }
         @if let Err(e) = &signed { p.bad { "No new checkpoint could be signed: " (e) } }
         dl.facts {
             dt { "Entry" } dd { a href=(format!("/console/log/entries/{seq}")) { code { (entry.kind) } " at " (entry.ts) } }
