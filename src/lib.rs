@@ -5,6 +5,7 @@
 pub mod api;
 pub mod cards;
 pub mod cli;
+pub mod console;
 pub mod games;
 pub mod keyfile;
 pub mod limits;
@@ -14,6 +15,7 @@ pub mod plan;
 pub mod replay;
 pub mod rng;
 pub mod round;
+pub mod rtp;
 pub mod service;
 pub mod simulate;
 pub mod simulate_blackjack;

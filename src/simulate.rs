@@ -150,9 +150,20 @@ impl BetStats {
         self.largest_win_minor = self.largest_win_minor.max(p.win_minor);
     }
 
+    /// Adds another run's rounds of the same bet at the same stake (a run played in segments,
+    /// each from its own seed, is the sum of its segments).
+    pub(crate) fn merge(&mut self, other: &BetStats) {
+        debug_assert_eq!(self.stake_minor, other.stake_minor);
+        self.rounds += other.rounds;
+        self.staked_minor += other.staked_minor;
+        self.returned_minor += other.returned_minor;
+        self.returned_sq += other.returned_sq;
+        self.largest_win_minor = self.largest_win_minor.max(other.largest_win_minor);
+    }
+
     /// Fills in the return and its interval. Every round stakes the same `stake_minor`, so
     /// the per-unit return of a round is its return ÷ stake.
-    fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if self.rounds == 0 || self.staked_minor == 0 {
             return;
         }
@@ -184,11 +195,6 @@ impl BetStats {
 impl BetStats {
     pub(crate) fn row(bet: &str, stake_minor: i64) -> BetStats {
         BetStats::new(bet.to_string(), stake_minor)
-    }
-
-    #[cfg(test)]
-    pub(crate) fn finish_for_tests(&mut self) {
-        self.finish();
     }
 
     /// One round: `staked_minor` at risk, `returned_minor` back (below zero when added
@@ -323,7 +329,10 @@ pub fn baccarat_deal_only(plan: &Plan, seed: [u8; 32], rounds: u64) -> Result<[u
 }
 
 /// The representative request of a roulette bet type (module documentation).
-fn roulette_request(bet_type: &str, stake_minor: i64) -> Option<(RouletteBetRequest, String)> {
+pub(crate) fn roulette_request(
+    bet_type: &str,
+    stake_minor: i64,
+) -> Option<(RouletteBetRequest, String)> {
     let inside = |numbers: Vec<u8>| {
         let label = numbers
             .iter()

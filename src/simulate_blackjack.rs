@@ -462,7 +462,7 @@ mod tests {
             let mut rows = simulate(&p, &mut stream, 200_000, &mut |_| {}).unwrap();
             for (bet, f) in exact {
                 let row = rows.iter_mut().find(|r| r.bet == bet).unwrap();
-                row.finish_for_tests();
+                row.finish();
                 let x = f.numerator as f64 / f.denominator as f64;
                 let half = (row.ci95_high - row.ci95_low) / 2.0;
                 assert!(

@@ -170,10 +170,14 @@ pub fn problemize_limited<B>(
     max_body_bytes: usize,
 ) -> actix_web::Result<actix_web::middleware::ErrorHandlerResponse<B>> {
     use actix_web::middleware::ErrorHandlerResponse;
+    // A problem document already, or a console page written for a person (`/console/`).
     let already = res
         .headers()
         .get(actix_web::http::header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/problem+json"));
+        .is_some_and(|v| {
+            v.as_bytes().starts_with(b"application/problem+json")
+                || v.as_bytes().starts_with(b"text/html")
+        });
     if already {
         return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
     }

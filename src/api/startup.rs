@@ -20,6 +20,9 @@ pub struct AppState {
     pub service: Service,
     pub keys: KeyRing,
     pub limits: crate::limits::RequestLimits,
+    /// The regulators' and auditors' HTML pages (`/console/`): sessions, source documents,
+    /// returns to player.
+    pub console: crate::console::Console,
 }
 
 #[derive(Debug, Clone)]
@@ -42,6 +45,11 @@ pub struct ServeConfig {
     /// How long idempotency records are kept.
     pub idempotency_retention: std::time::Duration,
     pub limits: crate::limits::Limits,
+    /// Rounds of each simulated return to player the console shows (computed once per plan
+    /// content in the background); 0 computes none.
+    pub rtp_rounds: u64,
+    /// Console cookies get `Secure` even over plain HTTP (behind a TLS-terminating proxy).
+    pub secure_cookies: bool,
 }
 
 /// Largest request body accepted, in bytes.
@@ -145,11 +153,20 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         println!("bootstrap admin key (shown once, store it now): {key}");
     }
     drop(conn);
+    let console = crate::console::Console::start(
+        &config.plans_dir,
+        service.plans.clone(),
+        &url,
+        config.rtp_rounds,
+        config.secure_cookies,
+    )
+    .map_err(|e| format!("console: {e}"))?;
     let state = web::Data::new(AppState {
         plans: service.plans.clone(),
         service,
         keys,
         limits: crate::limits::RequestLimits::new(config.limits.clone(), throttled),
+        console,
     });
     // Idle buckets are forgotten, so the limiters hold only what is recently active.
     {
@@ -185,6 +202,8 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             }))
             .wrap(actix_web::middleware::from_fn(super::problem::limit_uri))
             .configure(configure)
+            // HTML pages for people, outside the API and its description.
+            .configure(crate::console::configure)
             .default_service(web::to(|| async {
                 Err::<HttpResponse, Problem>(not_found_route())
             }))

@@ -80,6 +80,14 @@ pub enum Command {
         /// after it, a retry is a new request).
         #[arg(long, env = "PITBOSS_IDEMPOTENCY_RETENTION_S", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..))]
         idempotency_retention_s: u64,
+        /// Rounds of each simulated return to player the console shows, computed once per
+        /// plan content in the background (Casino Hold'em plays a tenth); 0 computes none.
+        #[arg(long, default_value_t = 10_000_000, env = "PITBOSS_RTP_ROUNDS")]
+        rtp_rounds: u64,
+        /// Give the console's cookies `Secure` even over plain HTTP (behind a TLS proxy that
+        /// does not say `X-Forwarded-Proto: https`).
+        #[arg(long, env = "PITBOSS_SECURE_COOKIES")]
+        secure_cookies: bool,
         #[command(flatten)]
         limits: LimitArgs,
     },
@@ -244,6 +252,8 @@ pub fn run(cli: Cli) -> ExitCode {
             seed_key,
             idempotency_retention_s,
             limits,
+            rtp_rounds,
+            secure_cookies,
         } => {
             // A service never starts on plans with errors: it would enforce rules nobody approved.
             let set = match load(&cli.plans) {
@@ -268,6 +278,8 @@ pub fn run(cli: Cli) -> ExitCode {
                 seed_key,
                 idempotency_retention: std::time::Duration::from_secs(idempotency_retention_s),
                 limits: limits.into(),
+                rtp_rounds,
+                secure_cookies,
             };
             match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {
                 Ok(()) => ExitCode::SUCCESS,

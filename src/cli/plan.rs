@@ -20,9 +20,31 @@ use crate::plan::{canonical, LoadedPlan, PlanRef};
 #[derive(Debug, Subcommand)]
 pub enum PlanCommand {
     /// Check plan files (a directory or one file); exits non-zero on any error.
+    ///
+    /// Also computes every bet type's return to player (as `plan rtp` does) and warns
+    /// (`rtp_out_of_band`) where it is below 85 % or at or above 100 %, or where a simulated
+    /// figure's 95 % interval reaches past either bound.
     Lint {
         /// A plan directory or a single plan file (default: the plans directory).
         path: Option<PathBuf>,
+        /// Rounds per simulated return (Casino Hold'em plays a tenth); 0 checks only the
+        /// exact returns.
+        #[arg(long, default_value_t = 1_000_000)]
+        rtp_rounds: u64,
+    },
+    /// The return to player of every bet type of a plan, with its method: exact by
+    /// enumeration where the engine settles every outcome, otherwise simulated with its 95 %
+    /// interval and the strategy played (the figures the console shows).
+    Rtp {
+        /// `ID` (latest version), `ID@VERSION`, or the path of a plan file.
+        plan: String,
+        /// Rounds per simulated return (Casino Hold'em plays a tenth); 0 computes only the
+        /// exact returns.
+        #[arg(long, default_value_t = 1_000_000)]
+        rounds: u64,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// List loaded plans with their versions and content hashes.
     List {
@@ -169,7 +191,25 @@ fn failing_files(report: &LoadReport) -> Vec<String> {
 
 pub fn run(dir: &Path, cmd: PlanCommand) -> ExitCode {
     match cmd {
-        PlanCommand::Lint { path } => lint(path.as_deref().unwrap_or(dir), dir),
+        PlanCommand::Lint { path, rtp_rounds } => {
+            lint(path.as_deref().unwrap_or(dir), dir, rtp_rounds)
+        }
+        PlanCommand::Rtp { plan, rounds, json } => {
+            let p = match Plans::new(dir).get(&plan) {
+                Ok(p) => p,
+                Err(e) => return fail(e),
+            };
+            let report = crate::rtp::compute(&p.plan, &p.hash, &crate::rtp::RtpConfig { rounds });
+            if json {
+                out!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).expect("reports serialise")
+                );
+            } else {
+                out!("{}", render_rtp(&p.plan, &report).trim_end());
+            }
+            ExitCode::SUCCESS
+        }
         PlanCommand::List { json } => list(dir, json),
         PlanCommand::Show { plan, json } => {
             let p = match Plans::new(dir).get(&plan) {
@@ -341,7 +381,57 @@ fn list(dir: &Path, json: bool) -> ExitCode {
     }
 }
 
-fn lint(path: &Path, dir: &Path) -> ExitCode {
+/// The RTP warnings of one loaded plan, printed; returns how many.
+fn lint_rtp(p: &LoadedPlan, rounds: u64) -> usize {
+    let report = crate::rtp::compute(&p.plan, &p.hash, &crate::rtp::RtpConfig { rounds });
+    let found = crate::rtp::findings(&p.plan, &p.file, &report);
+    for f in &found {
+        eprintln!("{f}");
+    }
+    found.len()
+}
+
+/// A plan's returns to player as a table: bet, figure, method, and the notes below.
+fn render_rtp(plan: &crate::plan::model::Plan, report: &crate::rtp::RtpReport) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} — return to player ({} rounds per simulated figure, seed {})",
+        report.plan, report.rounds, report.seed
+    );
+    for row in &report.rows {
+        let flag = crate::rtp::out_of_band(row)
+            .map(|w| format!("  FLAGGED: {w}"))
+            .unwrap_or_default();
+        let figure = match row.method {
+            crate::rtp::Method::Exact | crate::rtp::Method::Simulated => crate::rtp::figure(row),
+            crate::rtp::Method::CountedWith => "counted with the main bet".into(),
+            crate::rtp::Method::NotApplicable => "not applicable".into(),
+            crate::rtp::Method::Unavailable => "not computed".into(),
+        };
+        let _ = writeln!(s, "  {:<24} {figure}{flag}", row.bet);
+        if let Some(n) = &row.note {
+            let _ = writeln!(s, "  {:<24}   {n}", "");
+        }
+    }
+    let strategies: std::collections::BTreeSet<&str> = report
+        .rows
+        .iter()
+        .filter_map(|r| r.strategy.as_deref())
+        .collect();
+    for st in strategies {
+        let _ = writeln!(s, "\nStrategy: {st}");
+    }
+    for f in crate::rtp::flags(plan, report) {
+        for a in f.assumptions {
+            let _ = writeln!(s, "\n{} rests on {}: {}", f.row.bet, a.field, a.reason);
+        }
+    }
+    s
+}
+
+fn lint(path: &Path, dir: &Path, rtp_rounds: u64) -> ExitCode {
     if !path.exists() {
         return fail(if path == dir {
             super::no_plans_dir(dir)
@@ -355,10 +445,12 @@ fn lint(path: &Path, dir: &Path) -> ExitCode {
             eprintln!("{f}");
         }
         let (errors, warnings) = (report.errors().count(), report.warnings().count());
+        let rtp: usize = set.iter().map(|p| lint_rtp(p, rtp_rounds)).sum();
         out!(
-            "{}: {} plan(s) loaded, {errors} error(s), {warnings} warning(s)",
+            "{}: {} plan(s) loaded, {errors} error(s), {} warning(s) ({rtp} on returns to player)",
             path.display(),
-            set.len()
+            set.len(),
+            warnings + rtp
         );
         errors
     } else {
@@ -370,6 +462,7 @@ fn lint(path: &Path, dir: &Path) -> ExitCode {
                     loaded.key(),
                     loaded.hash
                 );
+                lint_rtp(&loaded, rtp_rounds);
                 loaded.warnings
             }
             Err(findings) => findings,

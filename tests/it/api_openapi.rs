@@ -373,6 +373,39 @@ fn every_route_is_documented_and_every_documented_operation_is_routed() {
 }
 
 #[test]
+fn the_console_is_outside_the_api_description_and_only_under_console() {
+    // The console's HTML pages (src/console/) are for people, not part of the API: none is
+    // in openapi.json, every one lies under /console/ (registered by console::configure
+    // inside that scope), and `configure` above registers none of them.
+    let spec = spec();
+    let documented = operations(&spec);
+    assert!(documented.iter().all(|(_, p)| !p.starts_with("/console")));
+    let dir = repo_file("src/console");
+    let mut pages = 0;
+    for entry in std::fs::read_dir(&dir).expect("src/console") {
+        let text = std::fs::read_to_string(entry.expect("dir entry").path()).expect("source");
+        for line in text.lines() {
+            for method in ["get", "post"] {
+                if let Some(rest) = line.trim().strip_prefix(&format!("#[{method}(\"")) {
+                    let route = rest.split('"').next().expect("route literal");
+                    assert!(route.starts_with('/'), "{route}");
+                    assert!(
+                        !documented.contains(&(method.to_uppercase(), format!("/console{route}"))),
+                        "{route}"
+                    );
+                    pages += 1;
+                }
+            }
+        }
+    }
+    assert!(pages > 10, "the console's pages were found ({pages})");
+    let startup = std::fs::read_to_string(repo_file("src/api/startup.rs")).expect("startup.rs");
+    assert!(startup.contains(".configure(crate::console::configure)"));
+    let console = std::fs::read_to_string(repo_file("src/console/mod.rs")).expect("mod.rs");
+    assert!(console.contains("web::scope(\"/console\")"));
+}
+
+#[test]
 fn operator_commands_declare_the_idempotency_key_the_server_demands() {
     let api = Api::start();
     let op = api.server.create_key(ADMIN_KEY, "operator", Some("op1"));

@@ -14,6 +14,7 @@ mod api_roulette;
 mod api_top_card;
 mod bj;
 mod bounded;
+mod console;
 mod crash;
 mod idempotency_retention;
 mod isolation;

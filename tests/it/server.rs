@@ -149,6 +149,9 @@ impl TestServer {
             .env_remove("DATABASE_URL")
             .env_remove("PITBOSS_ADMIN_KEY")
             .env_remove("PITBOSS_LOG_ORIGIN")
+            // No background computation of returns to player unless a test asks for it (the
+            // console's tests do): it would take a core from every other test's server.
+            .env("PITBOSS_RTP_ROUNDS", "0")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         if let Some(url) = pg_url {

@@ -284,6 +284,8 @@ fn start_pitboss(opts: &Options, backend: &str, admin_key: &str) -> Result<Spawn
         .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
         .arg(&data)
         .env_remove("DATABASE_URL")
+        // The console's background computation of returns to player would take a core.
+        .env("PITBOSS_RTP_ROUNDS", "0")
         .env("PITBOSS_ADMIN_KEY", admin_key);
     let mut drop_db = None;
     if backend == "postgres" {
