@@ -14,6 +14,7 @@ mod api_roulette;
 mod api_top_card;
 mod bj;
 mod crash;
+mod openapi_tools;
 mod plan_blackjack;
 mod plan_cards;
 mod plan_cli;
