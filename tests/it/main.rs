@@ -21,6 +21,7 @@ mod plan_cli;
 mod plan_format;
 mod plan_player_games;
 mod plan_roulette;
+mod readme;
 mod replay;
 mod server;
 mod simulate;
