@@ -16,8 +16,8 @@ use super::startup::AppState;
 #[schema(example = json!({"role": "operator", "operator": "op1"}))]
 pub struct NewKey {
     pub role: Role,
-    /// Required for, and only for, an operator key (1–64 of `a-z A-Z 0-9 _ -`).
-    #[schema(nullable = false)]
+    /// Required for, and only for, an operator key (1–64 of `a-z A-Z 0-9 _ -`); `null` is
+    /// the same as leaving it out.
     pub operator: Option<String>,
 }
 

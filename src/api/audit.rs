@@ -20,14 +20,19 @@ const READERS: &[Role] = &[Role::Auditor, Role::Regulator, Role::Admin];
 /// Most entries one page returns.
 pub const MAX_PAGE: i64 = 10_000;
 
+/// The largest sequence number of the log format (audit/FORMAT.md §1.1).
+const MAX_SEQ: u64 = (1 << 53) - 1;
+
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct Since {
-    /// The first sequence number wanted (default 0).
+    /// The first sequence number wanted (default 0); sequence numbers stop at 2^53 − 1
+    /// (audit/FORMAT.md §1.1).
     #[serde(default)]
+    #[param(maximum = 9_007_199_254_740_991_u64)]
     pub since: u64,
-    /// At most this many entries (default and maximum 10 000; clamped to 1–10 000).
+    /// At most this many entries, 1–10 000 (default 10 000).
     #[param(minimum = 1, maximum = 10000)]
     pub limit: Option<i64>,
 }
@@ -64,9 +69,22 @@ pub async fn entries(
     q: web::Query<Since>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
-    let limit = q.limit.unwrap_or(MAX_PAGE).clamp(1, MAX_PAGE);
+    let limit = q.limit.unwrap_or(MAX_PAGE);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(Problem::bad_request(
+            "malformed_query",
+            format!("limit: {limit} is not 1–{MAX_PAGE}"),
+        ));
+    }
     let pool = state.service.pool.clone();
     let since = q.since;
+    // The store reads sequence numbers as i64: a larger `since` would wrap to the log's start.
+    if since > MAX_SEQ {
+        return Err(Problem::bad_request(
+            "malformed_query",
+            format!("since: {since} is beyond the largest sequence number, {MAX_SEQ}"),
+        ));
+    }
     let rows = blocking(move || read::entries_since(&pool, since, limit)).await?;
     let entries: Vec<LoggedEntry> = rows.iter().map(LoggedEntry::from_row).collect();
     Ok(HttpResponse::Ok().json(AuditEntries { since, entries }))

@@ -9,6 +9,7 @@
 /// The codes of a command's malformed request.
 const BAD_COMMAND: &[&str] = &[
     "malformed_json",
+    "bad_number",
     "idempotency_key_required",
     "bad_idempotency_key",
 ];
@@ -495,6 +496,7 @@ pub fn title(status: u16) -> &'static str {
 pub fn sample_detail(code: &str) -> String {
     match code {
         "malformed_json" => "expected value at line 1 column 1".into(),
+        "bad_number" => "12.5 at /bets/0/stake_minor is not a whole number within ±9007199254740991: amounts are integer minor units, counts and numbers whole".into(),
         "idempotency_key_required" => "every change carries an Idempotency-Key header".into(),
         "bad_idempotency_key" => "an Idempotency-Key is 1–128 printable ASCII characters".into(),
         "idempotency_key_reused" => "this Idempotency-Key was used for a different request".into(),

@@ -101,7 +101,7 @@ pub async fn list(state: web::Data<AppState>) -> HttpResponse {
 #[utoipa::path(
     tag = "plans",
     operation_id = "show_plan",
-    params(("plan" = String, Path, description = "`ID` (the latest version) or `ID@VERSION`.", example = "alg-roulette@1")),
+    params(("plan" = String, Path, description = "`ID` (the latest version) or `ID@VERSION`.", example = "alg-roulette@1", pattern = "^[a-z][a-z0-9-]{1,62}[a-z0-9](@0*[1-9][0-9]{0,8})?$")),
     responses(
         (status = 200, description = "The plan.", body = PlanDocument),
         (status = 400, description = "`bad_plan_ref`: not `ID` or `ID@VERSION`.", body = super::dto::ProblemDocument, content_type = "application/problem+json"),
@@ -129,7 +129,7 @@ pub async fn show(
 #[utoipa::path(
     tag = "plans",
     operation_id = "plan_versions",
-    params(("id" = String, Path, description = "The plan id, without a version.", example = "alg-roulette")),
+    params(("id" = String, Path, description = "The plan id, without a version.", example = "alg-roulette", pattern = "^[a-z][a-z0-9-]{1,62}[a-z0-9]$")),
     responses(
         (status = 200, description = "The plan's versions, oldest first.", body = Vec<PlanSummary>),
         (status = 400, description = "`bad_plan_ref`: not a plan id, or a version was named.", body = super::dto::ProblemDocument, content_type = "application/problem+json"),
@@ -162,10 +162,16 @@ pub async fn versions(
 #[into_params(parameter_in = Query)]
 pub struct DiffQuery {
     /// `ID` or `ID@VERSION`.
-    #[param(example = "czech-blackjack@1")]
+    #[param(
+        example = "czech-blackjack@1",
+        pattern = "^[a-z][a-z0-9-]{1,62}[a-z0-9](@0*[1-9][0-9]{0,8})?$"
+    )]
     pub from: String,
     /// `ID` or `ID@VERSION`.
-    #[param(example = "czech-blackjack-strict@1")]
+    #[param(
+        example = "czech-blackjack-strict@1",
+        pattern = "^[a-z][a-z0-9-]{1,62}[a-z0-9](@0*[1-9][0-9]{0,8})?$"
+    )]
     pub to: String,
 }
 

@@ -121,6 +121,59 @@ pub fn not_found_route() -> Problem {
     Problem::not_found("no_such_route", "no such route; see /v1/plans and /healthz")
 }
 
+/// What a request no route takes gets: `405 method_not_allowed` with `Allow` when the path
+/// is an operation of the API under other methods (read from the API description), else
+/// `404 no_such_route`.
+pub fn route_miss(method: &actix_web::http::Method, path: &str) -> HttpResponse {
+    use std::sync::LazyLock;
+    /// Each path template of the description with its methods, upper case.
+    static ROUTES: LazyLock<Vec<(Vec<String>, Vec<String>)>> = LazyLock::new(|| {
+        let doc: serde_json::Value = serde_json::from_str(super::openapi::openapi_json_text())
+            .expect("the served description is JSON");
+        doc["paths"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(template, item)| {
+                let segments = template.split('/').map(str::to_string).collect();
+                let methods = item
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|m| m.keys())
+                    .map(|m| m.to_uppercase())
+                    .collect();
+                (segments, methods)
+            })
+            .collect()
+    });
+    let segments: Vec<&str> = path.split('/').collect();
+    let allowed = ROUTES.iter().find(|(template, _)| {
+        template.len() == segments.len()
+            && template
+                .iter()
+                .zip(&segments)
+                .all(|(t, s)| (t.starts_with('{') && t.ends_with('}') && !s.is_empty()) || t == s)
+    });
+    match allowed {
+        Some((_, methods)) if !methods.iter().any(|m| m == method.as_str()) => {
+            let problem = Problem::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "Method not allowed",
+                format!("{path} takes {}", methods.join(", ")),
+            );
+            let mut response = problem.error_response();
+            if let Ok(allow) = actix_web::http::header::HeaderValue::from_str(&methods.join(", ")) {
+                response
+                    .headers_mut()
+                    .insert(actix_web::http::header::ALLOW, allow);
+            }
+            response
+        }
+        _ => not_found_route().error_response(),
+    }
+}
+
 /// The service cannot answer now (storage, capacity): 503, safe to retry.
 pub fn unavailable(detail: &str) -> Problem {
     let mut p = Problem::new(

@@ -60,6 +60,7 @@ pub fn finish(doc: &mut Value) {
     body_limit(doc);
     error_examples(doc);
     public_operations(doc);
+    drop_unused(doc);
     doc["servers"] = json!([{
         "url": "http://127.0.0.1:8080",
         "description": "`pitboss serve` on its default address (`--bind`)"
@@ -247,6 +248,32 @@ fn tag_unions(
             return;
         }
     }
+    // Any other union's inline objects (serde's externally tagged variants,
+    // `{"round": {…}}`) become named components too: generators name inline members by
+    // position, and two of them can collide.
+    for key in ["oneOf", "anyOf"] {
+        let Some(Value::Array(members)) = m.get_mut(key) else {
+            continue;
+        };
+        for (i, member) in members.iter_mut().enumerate() {
+            let Some(props) = member.get("properties").and_then(Value::as_object) else {
+                continue;
+            };
+            let single = (props.len() == 1)
+                .then(|| props.keys().next().cloned())
+                .flatten();
+            let name = match single {
+                Some(variant) => format!("{at}{}", camel(&variant)),
+                None => format!("{at}Option{}", i + 1),
+            };
+            let mut hoisted_member = std::mem::replace(
+                member,
+                json!({ "$ref": format!("#/components/schemas/{name}") }),
+            );
+            tag_unions(&mut hoisted_member, &name, hoisted, components);
+            hoisted.insert(name, hoisted_member);
+        }
+    }
     for (k, x) in m.iter_mut() {
         let inner = if k == "properties" || k == "items" || k == "oneOf" || k == "anyOf" {
             at.to_string()
@@ -379,7 +406,11 @@ fn optional_bodies(doc: &mut Value) {
             .into_iter()
             .flat_map(|m| m.values_mut())
         {
-            let Some(content) = op["requestBody"]["content"].as_object_mut() else {
+            let Some(content) = op
+                .get_mut("requestBody")
+                .and_then(|b| b.get_mut("content"))
+                .and_then(Value::as_object_mut)
+            else {
                 continue;
             };
             let mut optional = false;
@@ -423,6 +454,35 @@ fn body_limit(doc: &mut Value) {
                 "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
             });
         }
+    }
+}
+
+/// Components nothing refers to (an engine definition whose fields a tagged member took in).
+fn drop_unused(doc: &mut Value) {
+    fn refs(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(r)) = m.get("$ref") {
+                    if let Some(name) = r.strip_prefix("#/components/schemas/") {
+                        out.push(name.to_string());
+                    }
+                }
+                m.values().for_each(|x| refs(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| refs(x, out)),
+            _ => {}
+        }
+    }
+    let mut used = std::collections::BTreeSet::new();
+    let mut todo = Vec::new();
+    refs(&doc["paths"], &mut todo);
+    while let Some(name) = todo.pop() {
+        if used.insert(name.clone()) {
+            refs(&doc["components"]["schemas"][&name], &mut todo);
+        }
+    }
+    if let Some(schemas) = doc["components"]["schemas"].as_object_mut() {
+        schemas.retain(|name, _| used.contains(name));
     }
 }
 

@@ -8,7 +8,7 @@ use actix_web::{get, web, App, HttpResponse, HttpServer};
 
 use super::auth::{KeyRing, Role};
 use super::dto::Health;
-use super::problem::{not_found_route, Problem};
+use super::problem::Problem;
 use super::{admin, audit, openapi, plans, tables};
 use crate::plan::PlanSet;
 use crate::service::Service;
@@ -204,8 +204,8 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             .configure(configure)
             // HTML pages for people, outside the API and its description.
             .configure(crate::console::configure)
-            .default_service(web::to(|| async {
-                Err::<HttpResponse, Problem>(not_found_route())
+            .default_service(web::to(|req: actix_web::HttpRequest| async move {
+                super::problem::route_miss(req.method(), req.path())
             }))
     })
     .bind(&config.bind)

@@ -57,7 +57,56 @@ fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Idempotency, Problem> {
 }
 
 fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Problem> {
-    serde_json::from_slice(body).map_err(|e| Problem::bad_request("malformed_json", e.to_string()))
+    let malformed = |e: serde_json::Error| Problem::bad_request("malformed_json", e.to_string());
+    let value: Value = serde_json::from_slice(body).map_err(malformed)?;
+    whole_numbers(&value, &mut String::new())?;
+    T::deserialize(value).map_err(malformed)
+}
+
+/// The largest magnitude the audit log writes as a number (audit/FORMAT.md §1.1).
+const MAX_LOGGED_NUMBER: u64 = (1 << 53) - 1;
+
+/// Every number of a command is a whole number the audit log can hold (±(2^53 − 1)): the
+/// request is logged with its refusal or acceptance, and the log has no other numbers. A
+/// fraction or a larger number is refused here, before anything is decided or written.
+fn whole_numbers(v: &Value, at: &mut String) -> Result<(), Problem> {
+    match v {
+        Value::Number(n) => {
+            let whole = n.as_u64().or_else(|| n.as_i64().map(i64::unsigned_abs));
+            if whole.is_some_and(|m| m <= MAX_LOGGED_NUMBER) {
+                Ok(())
+            } else {
+                Err(Problem::bad_request(
+                    "bad_number",
+                    format!(
+                        "{n} at {} is not a whole number within ±{MAX_LOGGED_NUMBER}: amounts are \
+                         integer minor units, counts and numbers whole",
+                        if at.is_empty() { "/" } else { at.as_str() }
+                    ),
+                ))
+            }
+        }
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                let len = at.len();
+                at.push_str(&format!("/{i}"));
+                whole_numbers(x, at)?;
+                at.truncate(len);
+            }
+            Ok(())
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                let len = at.len();
+                at.push('/');
+                at.push_str(k);
+                whole_numbers(x, at)?;
+                at.truncate(len);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 fn respond(reply: Reply) -> HttpResponse {
@@ -111,7 +160,7 @@ pub struct OpenTable {
     request_body = OpenTable,
     responses(
         (status = 201, description = "The table is open.", body = TableOpenedReply),
-        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 400, description = "`malformed_json`, `bad_number` (a fraction, or a number beyond ±(2^53 − 1)), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`plan_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -161,7 +210,7 @@ pub struct Reason {
     request_body = Reason,
     responses(
         (status = 200, description = "The table is closed.", body = TableClosedReply),
-        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 400, description = "`malformed_json`, `bad_number` (a fraction, or a number beyond ±(2^53 − 1)), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`table_not_found` (also for another operator's table).", body = ProblemDocument, content_type = "application/problem+json"),
@@ -204,7 +253,7 @@ pub async fn close_table(
     request_body(content = Option<super::schemas::EmptyObject>, description = "None, or an empty object.", example = json!({})),
     responses(
         (status = 201, description = "The round is open for bets.", body = RoundOpenedReply),
-        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 400, description = "`malformed_json`, `bad_number` (a fraction, or a number beyond ±(2^53 − 1)), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -256,7 +305,7 @@ pub struct PlayerConnection {
     request_body = PlayerConnection,
     responses(
         (status = 200, description = "Logged.", body = ConnectionReply),
-        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 400, description = "`malformed_json`, `bad_number` (a fraction, or a number beyond ±(2^53 − 1)), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -337,7 +386,7 @@ pub struct Bets {
     ),
     responses(
         (status = 200, description = "Each bet's decision, in request order.", body = BetsReply),
-        (status = 400, description = "`malformed_json` (also a bet without `player`), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 400, description = "`malformed_json` (also a bet without `player`), `bad_number` (a fraction, or a number beyond ±(2^53 − 1)), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -440,7 +489,7 @@ pub enum DealerEvent {
     ),
     responses(
         (status = 200, description = "`close_betting`: `round` and `phase` (`betting_closed`) only. `spin` or `draw` (roulette): an invalid spin (`spin`, the round stays `betting_closed`), or the settlement (`result`, `settlements`, …). Card games: the `cards` dealt, what comes `next`, the decision time opened (`decision_deadline`, `decisions_pending`), a `misdeal`, or the `outcome` and the settlement.", body = RoundOutcome),
-        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 400, description = "`malformed_json`, `bad_number` (a fraction, or a number beyond ±(2^53 − 1)), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -490,7 +539,7 @@ pub async fn post_event(
     request_body = Reason,
     responses(
         (status = 200, description = "The round is voided; `refunds` lists each stake returned.", body = RoundOutcome),
-        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 400, description = "`malformed_json`, `bad_number` (a fraction, or a number beyond ±(2^53 − 1)), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -557,7 +606,7 @@ pub struct PlayerDecision {
     request_body = DecisionsRequest,
     responses(
         (status = 200, description = "Each decision taken or refused, in request order (`decisions`); `phase` is `betting_closed` once the decision time closed.", body = RoundOutcome),
-        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 400, description = "`malformed_json`, `bad_number` (a fraction, or a number beyond ±(2^53 − 1)), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -620,7 +669,7 @@ pub enum ShoeActionKind {
     request_body = ShoeAction,
     responses(
         (status = 200, description = "Logged.", body = ShoeReply),
-        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 400, description = "`malformed_json`, `bad_number` (a fraction, or a number beyond ±(2^53 − 1)), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -675,7 +724,7 @@ pub async fn shoe(
     ),
     responses(
         (status = 200, description = "Applied and logged.", body = TableActionReply),
-        (status = 400, description = "`malformed_json`, `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 400, description = "`malformed_json`, `bad_number` (a fraction, or a number beyond ±(2^53 − 1)), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),

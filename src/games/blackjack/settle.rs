@@ -73,7 +73,6 @@ pub struct StakeSettlement {
     /// The hand the stake rides on; absent for insurance and side bets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hand: Option<usize>,
-    #[schemars(with = "serde_json::Value")]
     pub payout: Payout,
 }
 
