@@ -322,8 +322,8 @@ fn run(cmd: Command) -> Result<ExitCode, String> {
         Command::CheckProof { proof, public_key } => check_proof_cmd(&proof, &public_key),
         Command::Vkey { public_key, name } => {
             let key = read_keys(std::slice::from_ref(&public_key))?;
-            let v = pitboss_audit::note::NoteVerifier::new(&name, key[0])
-                .map_err(|e| e.to_string())?;
+            let v =
+                pitboss_audit::note::NoteVerifier::new(&name, key[0]).map_err(|e| e.to_string())?;
             println!("{}", v.to_vkey());
             Ok(ExitCode::SUCCESS)
         }
