@@ -238,3 +238,27 @@ fn a_bad_cosignature_by_a_given_witness_fails_and_a_cosigned_trusted_checkpoint_
     let r = verify_with(&export, &key, &["--trusted-checkpoint", t]);
     assert_eq!(r.code, 0, "{}", r.stdout);
 }
+
+#[test]
+fn vkey_prints_the_verifier_key_string_a_witness_is_configured_with() {
+    let dir = fixture::temp_dir("vkey");
+    let key = dir.join("a.pub.pem");
+    std::fs::write(&key, pem_of("A")).expect("write");
+    let r = run(&[
+        "vkey",
+        "--public-key",
+        key.to_str().expect("utf8"),
+        "--name",
+        fixture::ORIGIN,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), signer("A").verifier().to_vkey());
+    let r = run(&[
+        "vkey",
+        "--public-key",
+        key.to_str().expect("utf8"),
+        "--name",
+        "a b",
+    ]);
+    assert_eq!(r.code, 5, "{}", r.stdout);
+}
