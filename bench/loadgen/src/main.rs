@@ -286,6 +286,10 @@ fn start_pitboss(opts: &Options, backend: &str, admin_key: &str) -> Result<Spawn
         .env_remove("DATABASE_URL")
         // The console's background computation of returns to player would take a core.
         .env("PITBOSS_RTP_ROUNDS", "0")
+        // Measure the service, not its per-key limits (their defaults are 20,000 requests a
+        // second per key and 40,000 per operator; the load generator uses one key).
+        .env("PITBOSS_LIMIT_KEY_RPS", "0")
+        .env("PITBOSS_LIMIT_OPERATOR_RPS", "0")
         .env("PITBOSS_ADMIN_KEY", admin_key);
     let mut drop_db = None;
     if backend == "postgres" {
@@ -295,7 +299,9 @@ fn start_pitboss(opts: &Options, backend: &str, admin_key: &str) -> Result<Spawn
             .pg_admin_url
             .rsplit_once('/')
             .map_or(opts.pg_admin_url.as_str(), |(b, _)| b);
-        cmd.args(["--database-url", &format!("{base}/{name}")]);
+        // A PostgreSQL deployment names its log.
+        cmd.args(["--database-url", &format!("{base}/{name}")])
+            .args(["--origin", &format!("pitboss.bench/{name}")]);
         let admin = opts.pg_admin_url.clone();
         drop_db = Some(move || {
             let _ = psql(
