@@ -803,11 +803,15 @@ impl fantoccini::wd::WebDriverCompatibleCommand for EmulateMedia {
         base: &url::Url,
         session: Option<&str>,
     ) -> Result<url::Url, url::ParseError> {
-        base.join(&format!("session/{}/goog/cdp/execute", session.unwrap_or("")))
+        base.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session.unwrap_or("")
+        ))
     }
 
     fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
-        let body = serde_json::json!({"cmd": "Emulation.setEmulatedMedia", "params": {"media": self.0}});
+        let body =
+            serde_json::json!({"cmd": "Emulation.setEmulatedMedia", "params": {"media": self.0}});
         (http::Method::POST, Some(body.to_string()))
     }
 }
@@ -1000,13 +1004,27 @@ async fn the_console_in_a_browser_from_the_plan_list_to_a_proof() {
 
     // Printed, a plan page keeps its content and drops the navigation and the forms.
     c.goto(&format!("{base}/console/plans")).await.unwrap();
-    c.issue_cmd(EmulateMedia("print")).await.expect("print media");
-    assert!(!element(&c, "header.site").await.is_displayed().await.unwrap());
+    c.issue_cmd(EmulateMedia("print"))
+        .await
+        .expect("print media");
+    assert!(!element(&c, "header.site")
+        .await
+        .is_displayed()
+        .await
+        .unwrap());
     assert!(element(&c, "#plans").await.is_displayed().await.unwrap());
-    assert!(element(&c, "#plans code.print-only").await.is_displayed().await.unwrap());
+    assert!(element(&c, "#plans code.print-only")
+        .await
+        .is_displayed()
+        .await
+        .unwrap());
     shot(&c, "plans-printed").await;
     c.issue_cmd(EmulateMedia("")).await.expect("screen media");
-    assert!(element(&c, "header.site").await.is_displayed().await.unwrap());
+    assert!(element(&c, "header.site")
+        .await
+        .is_displayed()
+        .await
+        .unwrap());
 
     // From the plan to a diff with another roulette.
     c.goto(&format!("{base}/console/plans/evolution-roulette@1"))
