@@ -495,7 +495,10 @@ fn casino_holdem(plan: &Plan, seed: &[u8; 32], cfg: &RtpConfig, report: &mut Rtp
                         row = row.note(format!(
                             "the strategy called {:.1} % of {} hands",
                             calls.called as f64 * 100.0 / calls.hands as f64,
-                            calls.hands
+                            crate::money::format_minor(
+                                i64::try_from(calls.hands).unwrap_or(i64::MAX),
+                                0
+                            )
                         ));
                     }
                     report.rows.push(row);

@@ -18,9 +18,11 @@ fn rtp_rounds() -> String {
     std::env::var("PITBOSS_TEST_RTP_ROUNDS").unwrap_or_else(|_| "2000".into())
 }
 
-fn console_server() -> (TestServer, Storage) {
+/// A server for the console's tests; `rtp`: it computes the returns to player (a debug
+/// build spends a core on that for a while, so only the tests that read them ask).
+fn console_server(rtp: bool) -> (TestServer, Storage) {
     let storage = Storage::new(crate::server::Backend::Sqlite);
-    let rounds = rtp_rounds();
+    let rounds = if rtp { rtp_rounds() } else { "0".into() };
     let server = TestServer::spawn(
         &plans_dir(),
         &storage,
@@ -244,7 +246,7 @@ fn row<'a>(page: &'a str, id: &str) -> &'a str {
 
 #[test]
 fn only_regulator_and_auditor_keys_sign_in_with_an_httponly_strict_session_cookie() {
-    let (server, _storage) = console_server();
+    let (server, _storage) = console_server(false);
     let op = operator(&server);
     let refused = sign_in(&server, &op).expect_err("an operator key must not sign in");
     assert_eq!(refused.status, 403);
@@ -298,7 +300,7 @@ fn only_regulator_and_auditor_keys_sign_in_with_an_httponly_strict_session_cooki
 
 #[test]
 fn the_session_cookie_is_secure_behind_https() {
-    let (server, _storage) = console_server();
+    let (server, _storage) = console_server(false);
     let key = server.create_key(ADMIN_KEY, "auditor", None);
     let https = [("X-Forwarded-Proto", "https")];
     let (token, cookie) = login_form(&server, &https);
@@ -316,7 +318,7 @@ fn the_session_cookie_is_secure_behind_https() {
 
 #[test]
 fn a_sign_in_without_its_form_token_is_refused_and_pages_need_a_session() {
-    let (server, _storage) = console_server();
+    let (server, _storage) = console_server(false);
     let key = server.create_key(ADMIN_KEY, "auditor", None);
     // No cookie, a wrong token, or a token without its cookie: a forged form.
     let (token, cookie) = login_form(&server, &[]);
@@ -363,7 +365,7 @@ fn a_sign_in_without_its_form_token_is_refused_and_pages_need_a_session() {
 
 #[test]
 fn sign_out_needs_the_sessions_token_and_ends_the_session() {
-    let (server, _storage) = console_server();
+    let (server, _storage) = console_server(false);
     let key = server.create_key(ADMIN_KEY, "regulator", None);
     let session = sign_in(&server, &key).unwrap();
     let home = get(&server, "/console/", &session, &[]);
@@ -398,7 +400,7 @@ fn sign_out_needs_the_sessions_token_and_ends_the_session() {
 
 #[test]
 fn plan_pages_show_the_documents_tables_and_every_return_to_player() {
-    let (server, _storage) = console_server();
+    let (server, _storage) = console_server(true);
     let session = sign_in(&server, &server.create_key(ADMIN_KEY, "regulator", None)).unwrap();
     let list = get(&server, "/console/plans", &session, &[]);
     assert_eq!(list.status, 200);
@@ -559,7 +561,7 @@ fn plan_pages_show_the_documents_tables_and_every_return_to_player() {
 
 #[test]
 fn a_rounds_recall_shows_every_entry_with_its_proof_checked_and_the_proof_verifies_offline() {
-    let (server, _storage) = console_server();
+    let (server, _storage) = console_server(false);
     play_roulette(&server, &operator(&server));
     let session = sign_in(&server, &server.create_key(ADMIN_KEY, "auditor", None)).unwrap();
     let (_, _, recall) = server.get_as(Some(ADMIN_KEY), "/v1/rounds/t1.1/recall");
@@ -623,7 +625,7 @@ fn a_rounds_recall_shows_every_entry_with_its_proof_checked_and_the_proof_verifi
 
 #[test]
 fn the_log_pages_filter_entries_and_show_the_significant_events() {
-    let (server, _storage) = console_server();
+    let (server, _storage) = console_server(false);
     play_roulette(&server, &operator(&server));
     let session = sign_in(&server, &server.create_key(ADMIN_KEY, "auditor", None)).unwrap();
     // A checkpoint covering the rounds.
@@ -790,6 +792,30 @@ impl fantoccini::wd::WebDriverCompatibleCommand for BrowserLog {
     }
 }
 
+/// Chromium's DevTools `Emulation.setEmulatedMedia` through chromedriver: lay the page out as
+/// printed (`print`) or on screen (empty).
+#[derive(Debug)]
+struct EmulateMedia(&'static str);
+
+impl fantoccini::wd::WebDriverCompatibleCommand for EmulateMedia {
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session.unwrap_or("")
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        let body =
+            serde_json::json!({"cmd": "Emulation.setEmulatedMedia", "params": {"media": self.0}});
+        (http::Method::POST, Some(body.to_string()))
+    }
+}
+
 async fn console_errors(c: &fantoccini::Client) -> Vec<String> {
     let log = c.issue_cmd(BrowserLog).await.expect("the browser's log");
     log.as_array()
@@ -871,7 +897,7 @@ async fn the_console_in_a_browser_from_the_plan_list_to_a_proof() {
     let Some(driver) = start_driver() else {
         return;
     };
-    let (server, _storage) = console_server();
+    let (server, _storage) = console_server(true);
     let op = operator(&server);
     play_roulette(&server, &op);
     let auditor = server.create_key(ADMIN_KEY, "auditor", None);
@@ -967,10 +993,38 @@ async fn the_console_in_a_browser_from_the_plan_list_to_a_proof() {
             tokio::time::sleep(Duration::from_secs(2)).await;
         }
         shot(&c, "plan-flagged-rtp").await;
+        c.goto(&format!("{base}/console/plans/synot-blackjack@1#rtp"))
+            .await
+            .unwrap();
+        shot(&c, "plan-blackjack-rtp").await;
         c.goto(&format!("{base}/console/")).await.unwrap();
         shot(&c, "home").await;
         clean(&c, "flagged returns").await;
     }
+
+    // Printed, a plan page keeps its content and drops the navigation and the forms.
+    c.goto(&format!("{base}/console/plans")).await.unwrap();
+    c.issue_cmd(EmulateMedia("print"))
+        .await
+        .expect("print media");
+    assert!(!element(&c, "header.site")
+        .await
+        .is_displayed()
+        .await
+        .unwrap());
+    assert!(element(&c, "#plans").await.is_displayed().await.unwrap());
+    assert!(element(&c, "#plans code.print-only")
+        .await
+        .is_displayed()
+        .await
+        .unwrap());
+    shot(&c, "plans-printed").await;
+    c.issue_cmd(EmulateMedia("")).await.expect("screen media");
+    assert!(element(&c, "header.site")
+        .await
+        .is_displayed()
+        .await
+        .unwrap());
 
     // From the plan to a diff with another roulette.
     c.goto(&format!("{base}/console/plans/evolution-roulette@1"))
