@@ -368,14 +368,6 @@ fn sign_out_needs_the_sessions_token_and_ends_the_session() {
     let (server, _storage) = console_server(false);
     let key = server.create_key(ADMIN_KEY, "regulator", None);
     let session = sign_in(&server, &key).unwrap();
-    let home = get(&server, "/console/", &session, &[]);
-    let csrf = home
-        .body
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|s| s.split('"').next())
-        .unwrap()
-        .to_string();
     let forged = post_form(
         &server,
         "/console/logout",
@@ -385,6 +377,31 @@ fn sign_out_needs_the_sessions_token_and_ends_the_session() {
     );
     assert_eq!(forged.status, 403);
     assert_eq!(get(&server, "/console/", &session, &[]).status, 200);
+    // Signing in again from the same browser ends the session it held.
+    let (token, cookie) = login_form(&server, &[]);
+    let again = post_form(
+        &server,
+        "/console/login",
+        &format!("pitboss_console_login={cookie}; {session}"),
+        &[("key", &key), ("csrf", &token)],
+        &[],
+    );
+    assert_eq!(again.status, 303);
+    let renewed = format!(
+        "pitboss_console={}",
+        again.cookie("pitboss_console").unwrap()
+    );
+    assert_ne!(renewed, session);
+    assert_eq!(get(&server, "/console/", &session, &[]).status, 303);
+    let session = renewed;
+    let home = get(&server, "/console/", &session, &[]);
+    let csrf = home
+        .body
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap()
+        .to_string();
     let out = post_form(
         &server,
         "/console/logout",
