@@ -943,7 +943,21 @@ async fn the_console_in_a_browser_from_the_plan_list_to_a_proof() {
             .connect(&format!("http://127.0.0.1:{}", driver.port))
             .await
             .expect("a browser session");
+    // The pages are driven in a task of their own so that the browser is closed whatever
+    // happens there (a failed assertion would otherwise leave Chromium running).
+    let driven = tokio::spawn(drive(c.clone(), base, op, auditor)).await;
+    let _ = c.close().await;
+    if let Err(e) = driven {
+        match e.try_into_panic() {
+            Ok(p) => std::panic::resume_unwind(p),
+            Err(e) => panic!("the browser task: {e}"),
+        }
+    }
+    drop(server);
+}
 
+/// The browser test's steps, on a signed-out browser.
+async fn drive(c: fantoccini::Client, base: String, op: String, auditor: String) {
     // An operator key cannot sign in.
     sign_in_with(&c, &base, &op).await;
     let error = text_of(&c, "#sign-in-error").await;
@@ -1111,6 +1125,4 @@ async fn the_console_in_a_browser_from_the_plan_list_to_a_proof() {
         .unwrap();
     let errors = console_errors(&c).await;
     assert!(errors.iter().any(|e| e.contains("404")), "{errors:?}");
-
-    c.close().await.expect("close the browser");
 }
