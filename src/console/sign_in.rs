@@ -115,6 +115,11 @@ pub async fn sign_in(
             actix_web::http::StatusCode::FORBIDDEN,
         );
     }
+    // A sign-in starts a new session; one the browser still held ends (no session fixation,
+    // no orphan left to expire).
+    if let Some(old) = req.cookie(SESSION_COOKIE) {
+        state.console.sessions.remove(old.value());
+    }
     let id = state
         .console
         .sessions

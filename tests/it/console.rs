@@ -368,14 +368,6 @@ fn sign_out_needs_the_sessions_token_and_ends_the_session() {
     let (server, _storage) = console_server(false);
     let key = server.create_key(ADMIN_KEY, "regulator", None);
     let session = sign_in(&server, &key).unwrap();
-    let home = get(&server, "/console/", &session, &[]);
-    let csrf = home
-        .body
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|s| s.split('"').next())
-        .unwrap()
-        .to_string();
     let forged = post_form(
         &server,
         "/console/logout",
@@ -385,6 +377,31 @@ fn sign_out_needs_the_sessions_token_and_ends_the_session() {
     );
     assert_eq!(forged.status, 403);
     assert_eq!(get(&server, "/console/", &session, &[]).status, 200);
+    // Signing in again from the same browser ends the session it held.
+    let (token, cookie) = login_form(&server, &[]);
+    let again = post_form(
+        &server,
+        "/console/login",
+        &format!("pitboss_console_login={cookie}; {session}"),
+        &[("key", &key), ("csrf", &token)],
+        &[],
+    );
+    assert_eq!(again.status, 303);
+    let renewed = format!(
+        "pitboss_console={}",
+        again.cookie("pitboss_console").unwrap()
+    );
+    assert_ne!(renewed, session);
+    assert_eq!(get(&server, "/console/", &session, &[]).status, 303);
+    let session = renewed;
+    let home = get(&server, "/console/", &session, &[]);
+    let csrf = home
+        .body
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap()
+        .to_string();
     let out = post_form(
         &server,
         "/console/logout",
@@ -926,7 +943,21 @@ async fn the_console_in_a_browser_from_the_plan_list_to_a_proof() {
             .connect(&format!("http://127.0.0.1:{}", driver.port))
             .await
             .expect("a browser session");
+    // The pages are driven in a task of their own so that the browser is closed whatever
+    // happens there (a failed assertion would otherwise leave Chromium running).
+    let driven = tokio::spawn(drive(c.clone(), base, op, auditor)).await;
+    let _ = c.close().await;
+    if let Err(e) = driven {
+        match e.try_into_panic() {
+            Ok(p) => std::panic::resume_unwind(p),
+            Err(e) => panic!("the browser task: {e}"),
+        }
+    }
+    drop(server);
+}
 
+/// The browser test's steps, on a signed-out browser.
+async fn drive(c: fantoccini::Client, base: String, op: String, auditor: String) {
     // An operator key cannot sign in.
     sign_in_with(&c, &base, &op).await;
     let error = text_of(&c, "#sign-in-error").await;
@@ -1094,6 +1125,4 @@ async fn the_console_in_a_browser_from_the_plan_list_to_a_proof() {
         .unwrap();
     let errors = console_errors(&c).await;
     assert!(errors.iter().any(|e| e.contains("404")), "{errors:?}");
-
-    c.close().await.expect("close the browser");
 }
