@@ -199,9 +199,7 @@ pub async fn proof(
         let mut conn = pool
             .get()
             .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
-        let src = crate::store::tiles::TileSource::new(crate::store::tiles::DbTiles(
-            std::cell::RefCell::new(&mut conn),
-        ));
+        let src = crate::store::tiles::TileSource::over(&mut conn);
         pitboss_audit::proof::make_proof(&src, &entry, seq, &cp)
             .map(|f| Ok(Some(f)))
             .map_err(|e| crate::store::StoreError::Corrupt(e.to_string()))
@@ -286,9 +284,7 @@ pub async fn consistency(
         let mut conn = pool
             .get()
             .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
-        let src = crate::store::tiles::TileSource::new(crate::store::tiles::DbTiles(
-            std::cell::RefCell::new(&mut conn),
-        ));
+        let src = crate::store::tiles::TileSource::over(&mut conn);
         pitboss_audit::merkle::consistency_proof(&src, from, to)
             .map_err(|e| crate::store::StoreError::Corrupt(e.to_string()))
     })

@@ -498,9 +498,7 @@ pub fn inclusion_proof(
     }
     // From the stored tree's tiles: O(log n) rows.
     let mut c = conn(svc)?;
-    let src = crate::store::tiles::TileSource::new(crate::store::tiles::DbTiles(
-        std::cell::RefCell::new(&mut c),
-    ));
+    let src = crate::store::tiles::TileSource::over(&mut c);
     Ok(
         pitboss_audit::proof::make_proof(&src, e.canonical.as_bytes(), seq, &cp)
             .map_err(|e| NoProof::Failed(e.to_string())),

@@ -217,6 +217,13 @@ pub struct TileSource<R: TileReader> {
     cache: RefCell<HashMap<(u32, u64), Vec<Hash>>>,
 }
 
+impl<'c> TileSource<DbTiles<'c>> {
+    /// Tiles read through one database connection, for one proof.
+    pub fn over(conn: &'c mut DbConnection) -> TileSource<DbTiles<'c>> {
+        TileSource::new(DbTiles(RefCell::new(conn)))
+    }
+}
+
 impl<R: TileReader> TileSource<R> {
     pub fn new(reader: R) -> TileSource<R> {
         TileSource {
