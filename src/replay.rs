@@ -47,6 +47,8 @@ pub struct Summary {
     /// RNG seeds revealed by a settlement or a void and checked against their commitment and
     /// what they draw.
     pub seeds_checked: u64,
+    /// `state_snapshot` entries whose hash the replay's own state at that point matched.
+    pub snapshots_checked: u64,
     pub disagreements: u64,
 }
 
@@ -111,7 +113,7 @@ pub fn replay_export<R: BufRead>(
             .unwrap_or_default()
             .to_owned();
         let seq = summary.entries - 1;
-        for message in replay_entry(&mut state, &mut summary, plans, &entry, &kind) {
+        for message in replay_entry(&mut state, &mut summary, plans, &entry, &kind, seq) {
             summary.disagreements += 1;
             report(&Disagreement {
                 seq,
@@ -130,6 +132,7 @@ fn replay_entry(
     plans: &PlanSet,
     entry: &Value,
     kind: &str,
+    seq: u64,
 ) -> Vec<String> {
     let mut problems = Vec::new();
     let event = match event_of_entry(entry) {
@@ -144,9 +147,27 @@ fn replay_entry(
     if let Event::PlanLoaded { plan, sha256 } = &event {
         problems.extend(plan_mismatch(plans, plan, sha256));
     }
+    if let Event::StateSnapshot { covers, .. } = &event {
+        if *covers != seq {
+            problems.push(format!(
+                "a state snapshot logged at seq {seq} says it covers {covers} entries"
+            ));
+            return problems;
+        }
+    }
     if let Err(e) = state.apply(plans, &event) {
         problems.push(e);
         return problems;
+    }
+    if let Event::StateSnapshot { covers, sha256 } = &event {
+        let actual = crate::round::snapshot::sha256_hex(&state.snapshot(*covers));
+        if &actual == sha256 {
+            summary.snapshots_checked += 1;
+        } else {
+            problems.push(format!(
+                "the logged state snapshot hashes to {sha256}; the replay's state at this point hashes to {actual}"
+            ));
+        }
     }
     match &event {
         Event::RoundSettled {
@@ -176,6 +197,8 @@ fn replay_entry(
         Event::BetRefunded { .. } => summary.refunds += 1,
         _ => {}
     }
+    // What is finished leaves memory, as in the service: the replay holds only what is live.
+    state.forget_finished(&event);
     problems
 }
 

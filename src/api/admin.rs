@@ -176,6 +176,24 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
             m.tables_in_memory.load(Ordering::Relaxed),
         ),
         (
+            "pitboss_snapshots_total",
+            "Snapshots of the live state stored (a start replays only the log after the latest).",
+            "counter",
+            m.snapshots.load(Ordering::Relaxed),
+        ),
+        (
+            "pitboss_snapshot_bytes",
+            "Size of the last snapshot of the live state.",
+            "gauge",
+            m.snapshot_bytes.load(Ordering::Relaxed),
+        ),
+        (
+            "pitboss_start_replayed_entries",
+            "Log entries the last start replayed after the snapshot it started from.",
+            "gauge",
+            m.start_replayed_entries.load(Ordering::Relaxed),
+        ),
+        (
             "pitboss_refusals_unlogged_total",
             "Refusal entries not logged because their operator's refusal budget was used up.",
             "counter",

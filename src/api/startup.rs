@@ -50,6 +50,8 @@ pub struct ServeConfig {
     pub rtp_rounds: u64,
     /// Console cookies get `Secure` even over plain HTTP (behind a TLS-terminating proxy).
     pub secure_cookies: bool,
+    /// When the writer stores snapshots of the live state.
+    pub snapshots: crate::service::Snapshots,
 }
 
 /// Largest request body accepted, in bytes.
@@ -135,6 +137,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             seed_key: config.seed_key.clone(),
             throttled: throttled.clone(),
             idempotency_retention: Some(config.idempotency_retention),
+            snapshots: Some(config.snapshots),
         },
     )
     .map_err(|e| e.to_string())?;
@@ -179,6 +182,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             })
             .map_err(|e| e.to_string())?;
     }
+    let on_stop = state.clone();
     let server = HttpServer::new(move || {
         App::new()
             .wrap(
@@ -214,5 +218,9 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
     for a in &addrs {
         println!("listening on http://{a}");
     }
-    server.run().await.map_err(|e| e.to_string())
+    let ran = server.run().await.map_err(|e| e.to_string());
+    // Stopped cleanly (SIGINT, SIGTERM): the writer stores a snapshot so the next start
+    // replays nothing, and signs what is unsigned.
+    on_stop.service.shutdown().await;
+    ran
 }

@@ -795,9 +795,35 @@ pub async fn get_table(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result<HttpResponse, Problem> {
-    let s = state.service.state.read().expect("state lock");
-    let t = visible_table(&caller, s.tables.get(path.as_str()))?;
-    Ok(HttpResponse::Ok().json(t))
+    {
+        let s = state.service.state.read().expect("state lock");
+        if let Some(t) = s.tables.get(path.as_str()) {
+            let t = visible_table(&caller, Some(t))?;
+            return Ok(HttpResponse::Ok().json(t));
+        }
+    }
+    // A closed table: as stored when it closed, byte for byte.
+    let pool = state.service.pool.clone();
+    let id = path.into_inner();
+    let stored = web::block(move || {
+        let mut conn = pool
+            .get()
+            .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
+        crate::service::stored_table(&mut conn, &id)
+    })
+    .await
+    .map_err(|e| super::problem::unavailable(&e.to_string()))?
+    .map_err(|e| super::problem::unavailable(&e.to_string()))?;
+    match stored {
+        Some((operator, _, body))
+            if caller.reads_all() || caller.operator.as_deref() == Some(operator.as_str()) =>
+        {
+            Ok(HttpResponse::Ok()
+                .content_type("application/json")
+                .body(body))
+        }
+        _ => Err(Problem::not_found("table_not_found", "no such table")),
+    }
 }
 
 /// A round the caller may read, with its JSON (as `GET /v1/rounds/{round}` answers it), its
@@ -829,31 +855,29 @@ async fn visible_round(
         }
     }
     let pool = state.service.pool.clone();
+    let svc_state = state.service.state.clone();
+    let plans = state.service.plans.clone();
     let id = round.to_string();
     let stored = web::block(move || {
         let mut conn = pool
             .get()
             .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
-        crate::service::stored_round(&mut conn, &id)
+        crate::service::derived::read_finished_round(&svc_state, &plans, &mut conn, &id)
     })
     .await
     .map_err(|e| super::problem::unavailable(&e.to_string()))?
     .map_err(|e| super::problem::unavailable(&e.to_string()))?;
-    let Some((table, operator, body)) = stored else {
+    let Some(v) = stored else {
         return Err(absent());
     };
-    if !caller.reads_all() && caller.operator.as_deref() != Some(operator.as_str()) {
+    if !caller.reads_all() && caller.operator.as_deref() != Some(v.operator.as_str()) {
         return Err(absent());
     }
-    let s = state.service.state.read().expect("state lock");
-    let t = s.tables.get(&table).ok_or_else(absent)?;
-    let r = RoundState::from_stored(t.loaded.plan.plan.family, &body)
-        .map_err(|e| super::problem::unavailable(&e))?;
     Ok(RoundView {
-        round: r,
-        json: body,
-        table,
-        plan: t.plan.clone(),
+        table: v.round.table.clone(),
+        round: v.round,
+        json: v.json,
+        plan: v.plan,
     })
 }
 

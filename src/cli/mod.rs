@@ -88,6 +88,14 @@ pub enum Command {
         /// does not say `X-Forwarded-Proto: https`).
         #[arg(long, env = "PITBOSS_SECURE_COOKIES")]
         secure_cookies: bool,
+        /// Store a snapshot of the live state after this many new log entries (also every
+        /// `--snapshot-interval-s` while entries come, and at a clean shutdown); a start reads
+        /// the latest and replays only the log after it. 0: no snapshots.
+        #[arg(long, env = "PITBOSS_SNAPSHOT_EVERY", default_value_t = 10_000)]
+        snapshot_every: u64,
+        /// Seconds after which a snapshot is due if any entry came since the last.
+        #[arg(long, env = "PITBOSS_SNAPSHOT_INTERVAL_S", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+        snapshot_interval_s: u64,
         #[command(flatten)]
         limits: LimitArgs,
     },
@@ -254,6 +262,8 @@ pub fn run(cli: Cli) -> ExitCode {
             limits,
             rtp_rounds,
             secure_cookies,
+            snapshot_every,
+            snapshot_interval_s,
         } => {
             // A service never starts on plans with errors: it would enforce rules nobody approved.
             let set = match load(&cli.plans) {
@@ -280,6 +290,10 @@ pub fn run(cli: Cli) -> ExitCode {
                 limits: limits.into(),
                 rtp_rounds,
                 secure_cookies,
+                snapshots: crate::service::Snapshots {
+                    every_entries: snapshot_every,
+                    interval: std::time::Duration::from_secs(snapshot_interval_s),
+                },
             };
             match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -341,13 +355,14 @@ fn replay(plans_dir: &Path, export: &Path) -> ExitCode {
     match crate::replay::replay_export(reader, &plans, |d| out!("{d}")) {
         Ok(s) if s.disagreements == 0 => {
             out!(
-                "OK {}: {} entries replayed, {} settlements, {} voids, {} refunds re-derived, {} RNG seeds checked against their commitments",
+                "OK {}: {} entries replayed, {} settlements, {} voids, {} refunds re-derived, {} RNG seeds checked against their commitments, {} state snapshots matched",
                 s.origin,
                 s.entries,
                 s.settlements,
                 s.voids,
                 s.refunds,
-                s.seeds_checked
+                s.seeds_checked,
+                s.snapshots_checked
             );
             ExitCode::SUCCESS
         }

@@ -159,28 +159,40 @@ pub fn open_tables(svc: &Service) -> Vec<TableView> {
         .collect()
 }
 
-/// One table, open or closed.
+/// One table, open (from memory) or closed (from the store).
 pub fn table(svc: &Service, id: &str) -> Option<TableView> {
-    let s = svc.state.read().expect("state lock");
-    s.tables.get(id).map(|t| view(t, &s.rounds))
+    {
+        let s = svc.state.read().expect("state lock");
+        if let Some(t) = s.tables.get(id) {
+            return Some(view(t, &s.rounds));
+        }
+    }
+    let mut c = conn(svc).ok()?;
+    let (_, _, body) = crate::service::stored_table(&mut c, id).ok()??;
+    let v: serde_json::Value = serde_json::from_str(&body).ok()?;
+    let t = crate::round::TableState::from_stored(&svc.plans, v).ok()?;
+    Some(view(&t, &Default::default()))
 }
 
 /// One round's summary: from memory while it is live, from the store once finished.
 pub fn round(svc: &Service, id: &str) -> Option<RoundView> {
-    let s = svc.state.read().expect("state lock");
-    let stored;
-    let r = match s.rounds.get(id) {
-        Some(r) => r,
+    let live = {
+        let s = svc.state.read().expect("state lock");
+        s.rounds
+            .get(id)
+            .map(|r| (r.clone(), s.tables.get(&r.table).map(|t| t.plan.clone())))
+    };
+    let (r, plan) = match live {
+        Some((r, plan)) => (r, plan?),
         None => {
-            let (table, _, body) = conn(svc)
-                .ok()
-                .and_then(|mut c| crate::service::stored_round(&mut c, id).ok())??;
-            let family = s.tables.get(&table)?.loaded.plan.plan.family;
-            stored = crate::round::RoundState::from_stored(family, &body).ok()?;
-            &stored
+            let mut c = conn(svc).ok()?;
+            let v =
+                crate::service::derived::read_finished_round(&svc.state, &svc.plans, &mut c, id)
+                    .ok()??;
+            (v.round, v.plan)
         }
     };
-    let plan = s.tables.get(&r.table).map(|t| t.plan.clone())?;
+    let r = &r;
     Some(RoundView {
         round: r.round.clone(),
         table: r.table.clone(),

@@ -27,6 +27,7 @@ use crate::plan::{LoadedPlan, PlanSet};
 pub mod blackjack;
 pub mod game;
 pub mod pvp;
+pub mod snapshot;
 
 pub use blackjack::BlackjackRound;
 pub use game::{CardRecord, Engine, Next, Placements, Position, Settled};
@@ -65,6 +66,13 @@ pub enum Event {
     /// A plan version admitted into the service (logged once per content hash).
     PlanLoaded {
         plan: String,
+        sha256: String,
+    },
+    /// The service stored a snapshot of its live state as of `covers` entries (this entry's
+    /// own seq): `sha256` is the SHA-256 of the snapshot's bytes ([`snapshot`]). Changes
+    /// nothing; an auditor's replay recomputes the snapshot at this point and compares.
+    StateSnapshot {
+        covers: u64,
         sha256: String,
     },
     TableOpened {
@@ -305,6 +313,7 @@ impl Event {
     /// Every kind an event is logged as (see [`Event::kind`]).
     pub const KINDS: &'static [&'static str] = &[
         "plan_loaded",
+        "state_snapshot",
         "table_opened",
         "table_closed",
         "round_opened",
@@ -337,6 +346,7 @@ impl Event {
     pub fn kind(&self) -> &'static str {
         match self {
             Event::PlanLoaded { .. } => "plan_loaded",
+            Event::StateSnapshot { .. } => "state_snapshot",
             Event::TableOpened { .. } => "table_opened",
             Event::TableClosed { .. } => "table_closed",
             Event::RoundOpened { .. } => "round_opened",
@@ -649,6 +659,16 @@ impl RoundState {
     /// Reads back a round from the JSON it serialises to (a finished round kept in the store).
     pub fn from_stored(family: Family, v: &str) -> Result<RoundState, String> {
         let r: StoredRound = serde_json::from_str(v).map_err(|e| format!("stored round: {e}"))?;
+        RoundState::from_parts(family, r)
+    }
+
+    /// [`RoundState::from_stored`] from a JSON value (a snapshot's round).
+    pub fn from_stored_value(family: Family, v: Value) -> Result<RoundState, String> {
+        let r: StoredRound = serde_json::from_value(v).map_err(|e| format!("stored round: {e}"))?;
+        RoundState::from_parts(family, r)
+    }
+
+    fn from_parts(family: Family, r: StoredRound) -> Result<RoundState, String> {
         let bets = r
             .bets
             .into_iter()
@@ -1901,6 +1921,8 @@ impl State {
             Event::PlanLoaded { plan, sha256 } => {
                 self.plans_logged.insert(plan.clone(), sha256.clone());
             }
+            // A snapshot changes nothing; the replay checks its hash ([`snapshot`]).
+            Event::StateSnapshot { .. } => {}
             Event::TableOpened {
                 table,
                 operator,

@@ -40,10 +40,12 @@ use crate::store::schema::{audit_entries, checkpoints, idempotency, log_state, r
 use crate::store::tiles::{write_tiles, TileRow, Tiles};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
+pub mod derived;
 pub mod refusal;
 pub mod retention;
 pub mod secrets;
 
+use derived::Derived;
 use secrets::SeedCipher;
 
 /// Most commands folded into one batch (one transaction, one fsync).
@@ -251,6 +253,8 @@ struct Job {
 
 enum Msg {
     Job(Job),
+    /// Store a snapshot, sign what is unsigned, and stop (a clean shutdown).
+    Shutdown(tokio::sync::oneshot::Sender<()>),
     /// Sign a checkpoint now (on demand, before an export).
     Checkpoint(tokio::sync::oneshot::Sender<Result<u64, String>>),
 }
@@ -271,6 +275,11 @@ pub struct Metrics {
     pub throttled: Arc<ThrottleCounters>,
     /// Refusal entries not logged because their operator's refusal budget was used up.
     pub refusals_unlogged: AtomicU64,
+    /// Snapshots of the live state stored, and the size of the last one.
+    pub snapshots: AtomicU64,
+    pub snapshot_bytes: AtomicU64,
+    /// Log entries the last start replayed (those after the snapshot it started from).
+    pub start_replayed_entries: AtomicU64,
     /// Rounds and tables held in memory (the live working set).
     pub rounds_in_memory: AtomicU64,
     pub tables_in_memory: AtomicU64,
@@ -313,6 +322,27 @@ pub struct StartOptions {
     pub throttled: Arc<ThrottleCounters>,
     /// How long idempotency records are kept (`None`: [`retention::DEFAULT_RETENTION`]).
     pub idempotency_retention: Option<Duration>,
+    /// When the writer stores a snapshot of the live state (`None`: [`Snapshots::default`]).
+    pub snapshots: Option<Snapshots>,
+}
+
+/// When the writer stores a snapshot of the live state: after `every_entries` new entries,
+/// or `interval` after the last one if any entry came since, and at a clean shutdown. A start
+/// reads the latest and replays only the entries after it. `every_entries = 0` turns them
+/// off (every start replays the whole log).
+#[derive(Debug, Clone, Copy)]
+pub struct Snapshots {
+    pub every_entries: u64,
+    pub interval: Duration,
+}
+
+impl Default for Snapshots {
+    fn default() -> Self {
+        Snapshots {
+            every_entries: 10_000,
+            interval: Duration::from_secs(60),
+        }
+    }
 }
 
 fn now_ts(now: DateTime<Utc>) -> Timestamp {
@@ -339,6 +369,10 @@ struct Writer {
     limits: Limits,
     /// Bytes of refusal entries each operator may still log.
     refusal_budget: Rate<String>,
+    snapshots: Snapshots,
+    /// The log's size right after the last snapshot's entry (or at start).
+    snapshot_size: u64,
+    last_snapshot: Instant,
 }
 
 impl Service {
@@ -380,7 +414,7 @@ impl Service {
             detail: e.to_string(),
         })?;
         let plans = Arc::new(plans);
-        let (appender, state, tiles) = recover(&mut conn, &plans, &signer, origin)?;
+        let (appender, state, tiles, replayed) = recover(&mut conn, &plans, &signer, origin)?;
         let seeds = load_seeds(&mut conn, &seed_cipher)?;
         let metrics = Arc::new(Metrics {
             throttled: options.throttled.clone(),
@@ -389,6 +423,9 @@ impl Service {
         metrics
             .log_entries
             .store(appender.size(), Ordering::Relaxed);
+        metrics
+            .start_replayed_entries
+            .store(replayed, Ordering::Relaxed);
         let state = Arc::new(RwLock::new(state));
         let key_validity = Arc::new(RwLock::new(appender.keys().validity()));
         let pool = store::read_pool(&url, 4)?;
@@ -411,9 +448,13 @@ impl Service {
                 60,
             ),
             limits: options.limits,
+            snapshots: options.snapshots.unwrap_or_default(),
+            snapshot_size: 0,
+            last_snapshot: Instant::now(),
         };
+        writer.snapshot_size = writer.appender.size();
         writer.log_loaded_plans()?;
-        writer.evict(&[]);
+        writer.evict(&Faulted::default());
         retention::spawn_pruner(
             url.clone(),
             options
@@ -467,6 +508,26 @@ impl Service {
             .unwrap_or_else(|_| Reply::unavailable("the writer has stopped"))
     }
 
+    /// Stops the writer after what it has queued: it stores a snapshot of the live state and
+    /// signs what is unsigned first. Waits at most 10 s.
+    pub async fn shutdown(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let mut msg = Msg::Shutdown(tx);
+        loop {
+            match self.tx.try_send(msg) {
+                Ok(()) => break,
+                Err(TrySendError::Full(m)) if Instant::now() < deadline => {
+                    msg = m;
+                    actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(_) => return,
+            }
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let _ = actix_web::rt::time::timeout(left, rx).await;
+    }
+
     /// Signs a checkpoint of the current log now; returns its size.
     pub async fn checkpoint_now(&self) -> Result<u64, String> {
         let (tx, rx) = tokio::sync::oneshot::channel();
@@ -500,7 +561,7 @@ fn recover(
     plans: &PlanSet,
     signer: &NoteSigner,
     origin: &str,
-) -> Result<(Appender, State, Tiles), StartError> {
+) -> Result<(Appender, State, Tiles, u64), StartError> {
     let stored: Option<String> = log_state::table
         .filter(log_state::id.eq(1))
         .select(log_state::state)
@@ -516,20 +577,24 @@ fn recover(
         None => Appender::new(origin, std::slice::from_ref(signer.verifier()))
             .map_err(|e| StartError::Replay(e.to_string()))?,
     };
-    let mut state = State::default();
-    let mut count: u64 = 0;
-    let mut last: i64 = -1;
-    // A database written before finished rounds were stored: store them as the replay
-    // finishes them (once).
-    let backfill = {
-        use crate::store::schema::finished_rounds;
-        let n: i64 = finished_rounds::table
-            .count()
-            .get_result(conn)
-            .map_err(StoreError::from)?;
-        n == 0
+    // Start from the latest snapshot when it is sound; otherwise from the log's first entry.
+    let (mut state, covers) = match restore_snapshot(conn, plans, appender.size())? {
+        Some((state, covers)) => (state, covers),
+        None => (State::default(), 0),
     };
-    let mut to_store: Vec<FinishedRow> = Vec::new();
+    let mut count: u64 = covers;
+    let mut last: i64 = covers as i64 - 1;
+    // A database written before finished rounds and closed tables were stored: store them as
+    // a full replay finishes them (once).
+    let (backfill_rounds, backfill_tables) = if covers == 0 {
+        (
+            !derived::any_finished_round(conn)?,
+            !derived::any_closed_table(conn)?,
+        )
+    } else {
+        (false, false)
+    };
+    let mut to_store = Derived::default();
     const PAGE: i64 = 10_000;
     loop {
         let rows: Vec<(i64, Vec<u8>)> = audit_entries::table
@@ -558,20 +623,34 @@ fn recover(
                 state
                     .apply(plans, &event)
                     .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
-                // A finished round leaves memory: the replay holds only what is live.
-                if let Event::RoundSettled { round, .. } | Event::RoundVoided { round, .. } = &event
-                {
-                    if backfill {
-                        to_store.extend(finished_rows(&state, std::slice::from_ref(round)));
+                // A finished round, a closed table leave memory: the replay holds only what
+                // is live.
+                match &event {
+                    Event::RoundSettled { round, .. } | Event::RoundVoided { round, .. } => {
+                        if backfill_rounds {
+                            to_store.finished.extend(derived::finished_rows(
+                                &state,
+                                std::slice::from_ref(round),
+                            ));
+                        }
+                        state.rounds.remove(round);
                     }
-                    state.rounds.remove(round);
+                    Event::TableClosed { table, .. } => {
+                        if backfill_tables {
+                            to_store
+                                .closed
+                                .extend(derived::closed_rows(&state, std::slice::from_ref(table)));
+                        }
+                        state.tables.remove(table);
+                    }
+                    _ => {}
                 }
             }
         }
-        if !to_store.is_empty() {
-            conn.transaction(|c| write_finished(c, &to_store))
+        if !to_store.finished.is_empty() || !to_store.closed.is_empty() {
+            conn.transaction(|c| derived::write(c, &to_store))
                 .map_err(StoreError::from)?;
-            to_store.clear();
+            to_store = Derived::default();
         }
     }
     if count != appender.size() {
@@ -593,7 +672,58 @@ fn recover(
             appender.size()
         )));
     }
-    Ok((appender, state, tiles))
+    Ok((appender, state, tiles, count - covers))
+}
+
+/// The latest stored snapshot read back, when it is sound: its bytes hash to what the row
+/// says, and the log's entry at `covers` is the `state_snapshot` entry naming that hash (so
+/// the snapshot is the one the signed log vouches for). Anything else is reported and the
+/// start replays the whole log instead: the log is the source, a snapshot only a shortcut.
+fn restore_snapshot(
+    conn: &mut DbConnection,
+    plans: &PlanSet,
+    size: u64,
+) -> Result<Option<(State, u64)>, StartError> {
+    let Some((covers, sha, body)) = derived::latest_snapshot(conn)? else {
+        return Ok(None);
+    };
+    let mut check = || -> Result<State, String> {
+        if covers >= size {
+            return Err(format!("it covers {covers} entries, the log holds {size}"));
+        }
+        let actual = crate::round::snapshot::sha256_hex(&body);
+        if actual != sha {
+            return Err(format!("its bytes hash to {actual}, its row says {sha}"));
+        }
+        let canonical: Vec<u8> = audit_entries::table
+            .filter(audit_entries::seq.eq(covers as i64))
+            .select(audit_entries::canonical)
+            .first(conn)
+            .map_err(|e| format!("reading entry {covers}: {e}"))?;
+        let v: Value = serde_json::from_slice(&canonical).map_err(|e| e.to_string())?;
+        match crate::round::event_of_entry(&v)? {
+            Some(Event::StateSnapshot { covers: c, sha256 }) if c == covers && sha256 == sha => {}
+            _ => {
+                return Err(format!(
+                    "entry {covers} is not the state_snapshot entry of this snapshot"
+                ))
+            }
+        }
+        let (state, c) = State::from_snapshot(plans, &body)?;
+        if c != covers {
+            return Err(format!("its body covers {c}, its row {covers}"));
+        }
+        Ok(state)
+    };
+    match check() {
+        Ok(state) => Ok(Some((state, covers))),
+        Err(e) => {
+            eprintln!(
+                "pitboss: the state snapshot at {covers} is not used ({e}); replaying the whole log"
+            );
+            Ok(None)
+        }
+    }
 }
 
 fn tiles_exist(conn: &mut DbConnection) -> Result<bool, StoreError> {
@@ -739,7 +869,7 @@ impl Writer {
             .map_err(|e| StartError::Replay(e.to_string()))?;
         let mut tiles = self.tiles.clone();
         let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
-        self.persist(&batch, &tile_rows, &[], &[], &[], &[], now)
+        self.persist(&batch, &tile_rows, &Derived::default(), &[], &[], &[], now)
             .map_err(StoreError::from)?;
         self.appender
             .commit(&batch)
@@ -761,9 +891,15 @@ impl Writer {
                 Ok(m) => m,
                 Err(RecvTimeoutError::Timeout) => {
                     let _ = self.checkpoint_if_pending();
+                    self.snapshot_if_due(false);
                     continue;
                 }
-                Err(RecvTimeoutError::Disconnected) => return,
+                Err(RecvTimeoutError::Disconnected) => {
+                    // A clean shutdown: the next start reads this and replays nothing.
+                    self.snapshot_if_due(true);
+                    let _ = self.checkpoint_if_pending();
+                    return;
+                }
             };
             let mut msgs = vec![first];
             while msgs.len() < MAX_BATCH_COMMANDS {
@@ -774,15 +910,18 @@ impl Writer {
             }
             let mut jobs = Vec::with_capacity(msgs.len());
             let mut checkpoint_requests = Vec::new();
+            let mut shutdown = None;
             for m in msgs {
                 match m {
                     Msg::Job(j) => jobs.push(j),
                     Msg::Checkpoint(tx) => checkpoint_requests.push(tx),
+                    Msg::Shutdown(tx) => shutdown = Some(tx),
                 }
             }
             if !jobs.is_empty() {
                 self.process(jobs);
             }
+            self.snapshot_if_due(false);
             if !checkpoint_requests.is_empty()
                 || self.last_checkpoint.elapsed() >= CHECKPOINT_INTERVAL
             {
@@ -791,7 +930,73 @@ impl Writer {
                     let _ = tx.send(result.clone());
                 }
             }
+            if let Some(tx) = shutdown {
+                self.snapshot_if_due(true);
+                let _ = self.checkpoint_if_pending();
+                let _ = tx.send(());
+                return;
+            }
         }
+    }
+
+    /// Stores a snapshot of the live state when one is due ([`Snapshots`]), with its
+    /// `state_snapshot` entry, in one transaction. A failure costs nothing but the shortcut:
+    /// it is reported, counted, and tried again later.
+    fn snapshot_if_due(&mut self, shutdown: bool) {
+        let size = self.appender.size();
+        let since = size.saturating_sub(self.snapshot_size);
+        let s = self.snapshots;
+        if s.every_entries == 0
+            || since == 0
+            || !(shutdown || since >= s.every_entries || self.last_snapshot.elapsed() >= s.interval)
+        {
+            return;
+        }
+        self.last_snapshot = Instant::now();
+        if let Err(e) = self.write_snapshot() {
+            self.metrics
+                .storage_failures
+                .fetch_add(1, Ordering::Relaxed);
+            eprintln!("pitboss: state snapshot not stored: {e}");
+        }
+    }
+
+    fn write_snapshot(&mut self) -> Result<(), String> {
+        let now = Utc::now();
+        let covers = self.appender.size();
+        let bytes = self.state.read().expect("state lock").snapshot(covers);
+        let sha256 = crate::round::snapshot::sha256_hex(&bytes);
+        let event = Event::StateSnapshot {
+            covers,
+            sha256: sha256.clone(),
+        };
+        let kind = pitboss_audit::entry::Kind::parse(event.kind())
+            .expect("event kinds are valid entry kinds");
+        let entry = NewEntry::new(now_ts(now), kind, event.payload());
+        let batch = self
+            .appender
+            .prepare(vec![entry])
+            .map_err(|e| e.to_string())?;
+        let mut tiles = self.tiles.clone();
+        let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
+        let n = bytes.len() as u64;
+        let derived = Derived {
+            snapshot: Some((covers, sha256, bytes)),
+            ..Derived::default()
+        };
+        self.persist(&batch, &tile_rows, &derived, &[], &[], &[], now)
+            .map_err(|e| e.to_string())?;
+        self.appender
+            .commit(&batch)
+            .expect("a batch prepared on this appender commits");
+        self.tiles = tiles;
+        self.snapshot_size = self.appender.size();
+        self.metrics.snapshots.fetch_add(1, Ordering::Relaxed);
+        self.metrics.snapshot_bytes.store(n, Ordering::Relaxed);
+        self.metrics
+            .log_entries
+            .store(self.appender.size(), Ordering::Relaxed);
+        Ok(())
     }
 
     fn checkpoint_if_pending(&mut self) -> Result<(), String> {
@@ -862,8 +1067,8 @@ impl Writer {
         let mut batch_keys: HashMap<(String, String), usize> = HashMap::new();
         // Finished rounds read back from the store for this batch's commands, and rounds this
         // batch finishes: both leave memory once the batch is durable.
-        let mut faulted: Vec<String> = Vec::new();
-        let mut finished_now: Vec<String> = Vec::new();
+        let mut faulted = Faulted::default();
+        let mut finished_now = Faulted::default();
         let mut state = self
             .state
             .write()
@@ -892,7 +1097,7 @@ impl Writer {
                     continue;
                 }
             }
-            if let Err(e) = fault_in(&mut self.conn, &mut state, &job, &mut faulted) {
+            if let Err(e) = fault_in(&mut self.conn, &self.plans, &mut state, &job, &mut faulted) {
                 drop(state);
                 self.fail_batch(
                     pending,
@@ -947,8 +1152,12 @@ impl Writer {
                 }
             }
             for ev in &events {
-                if let Event::RoundSettled { round, .. } | Event::RoundVoided { round, .. } = ev {
-                    finished_now.push(round.clone());
+                match ev {
+                    Event::RoundSettled { round, .. } | Event::RoundVoided { round, .. } => {
+                        finished_now.rounds.push(round.clone());
+                    }
+                    Event::TableClosed { table, .. } => finished_now.tables.push(table.clone()),
+                    _ => {}
                 }
                 if let Err(e) = state.apply(&self.plans, ev) {
                     // The decision and the fold disagree: a defect, never a rule of the plan.
@@ -963,7 +1172,11 @@ impl Writer {
             }
             pending.push(Pending { job, reply });
         }
-        let finished_rows = finished_rows(&state, &finished_now);
+        let derived = Derived {
+            finished: derived::finished_rows(&state, &finished_now.rounds),
+            closed: derived::closed_rows(&state, &finished_now.tables),
+            snapshot: None,
+        };
         drop(state);
         if builder.is_empty() {
             self.evict(&faulted);
@@ -975,13 +1188,7 @@ impl Writer {
         let mut tiles = self.tiles.clone();
         let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
         match self.persist(
-            &batch,
-            &tile_rows,
-            &finished_rows,
-            &pending,
-            &new_seeds,
-            &revealed,
-            now,
+            &batch, &tile_rows, &derived, &pending, &new_seeds, &revealed, now,
         ) {
             Ok(()) => {
                 self.appender
@@ -1055,7 +1262,7 @@ impl Writer {
             let attempt = store::connect(&self.url)
                 .map_err(StartError::from)
                 .and_then(|mut conn| {
-                    let (appender, state, tiles) =
+                    let (appender, state, tiles, _) =
                         recover(&mut conn, &self.plans, &self.signer, self.appender.origin())?;
                     let seeds = load_seeds(&mut conn, &self.seed_cipher)?;
                     Ok((conn, appender, state, tiles, seeds))
@@ -1082,7 +1289,7 @@ impl Writer {
         &mut self,
         batch: &SealedBatch,
         tile_rows: &[TileRow],
-        finished: &[FinishedRow],
+        derived: &Derived,
         pending: &[Pending],
         new_seeds: &[(String, [u8; 32])],
         revealed: &[String],
@@ -1119,7 +1326,7 @@ impl Writer {
             }
             upsert_log_state(c, &state)?;
             write_tiles(c, tile_rows)?;
-            write_finished(c, finished)?;
+            derived::write(c, derived)?;
             for p in pending {
                 if let Some(idem) = &p.job.idem {
                     diesel::insert_into(idempotency::table)
@@ -1547,12 +1754,17 @@ impl Writer {
         }
     }
 
-    /// Drops finished rounds from memory (their state is in the store).
-    fn evict(&self, rounds: &[String]) {
+    /// Drops finished rounds and closed tables from memory (their state is in the store).
+    fn evict(&self, which: &Faulted) {
         let mut state = self.state.write().expect("state lock");
-        for r in rounds {
+        for r in &which.rounds {
             if state.rounds.get(r).is_some_and(RoundState::is_finished) {
                 state.rounds.remove(r);
+            }
+        }
+        for t in &which.tables {
+            if state.tables.get(t).is_some_and(|t| !t.open) {
+                state.tables.remove(t);
             }
         }
         self.metrics
@@ -1980,7 +2192,7 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
         pitboss_audit::entry::Kind::parse(ev.kind()).expect("event kinds are valid entry kinds");
     let mut e = NewEntry::new(ts, kind, ev.payload()).operator(operator);
     let (table, round, bet): (Option<&str>, Option<&str>, Option<&str>) = match ev {
-        Event::PlanLoaded { .. } => (None, None, None),
+        Event::PlanLoaded { .. } | Event::StateSnapshot { .. } => (None, None, None),
         Event::TableOpened { table, .. } | Event::TableClosed { table, .. } => {
             (Some(table), None, None)
         }
@@ -2031,88 +2243,39 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
     e
 }
 
-/// A command on a round that has left memory (settled or voided): the round is read back
-/// from the store for this batch, so the command is decided exactly as before (and
-/// refused as it was: a finished round takes no bets, no events).
+/// A command on a table or a round that has left memory (closed; settled or voided): it is
+/// read back from the store for this batch, so the command is decided exactly as before (and
+/// refused as it was: a closed table takes no rounds, a finished round no bets).
 fn fault_in(
     conn: &mut DbConnection,
+    plans: &PlanSet,
     state: &mut State,
     job: &Job,
-    faulted: &mut Vec<String>,
+    faulted: &mut Faulted,
 ) -> Result<(), StoreError> {
-    let (_, Some(round)) = job.command.target() else {
-        return Ok(());
-    };
-    if state.rounds.contains_key(&round) {
-        return Ok(());
+    let (table, round) = job.command.target();
+    if let Some(t) = table {
+        if derived::fault_in_table(conn, plans, state, &t)? {
+            faulted.tables.push(t);
+        }
     }
-    let Some((table, _, body)) = stored_round(conn, &round)? else {
-        return Ok(());
-    };
-    let Some(t) = state.tables.get(&table) else {
-        return Ok(());
-    };
-    let r =
-        RoundState::from_stored(t.loaded.plan.plan.family, &body).map_err(StoreError::Corrupt)?;
-    state.rounds.insert(round.clone(), r);
-    faulted.push(round);
-    Ok(())
-}
-
-/// A finished round as stored: `(round, table, operator, the JSON GET answers)`.
-type FinishedRow = (String, String, String, String);
-
-fn finished_rows(state: &State, rounds: &[String]) -> Vec<FinishedRow> {
-    rounds
-        .iter()
-        .filter_map(|r| state.rounds.get(r))
-        .filter(|r| r.is_finished())
-        .map(|r| {
-            (
-                r.round.clone(),
-                r.table.clone(),
-                state
-                    .tables
-                    .get(&r.table)
-                    .map(|t| t.operator.clone())
-                    .unwrap_or_default(),
-                serde_json::to_string(r).expect("rounds serialise"),
-            )
-        })
-        .collect()
-}
-
-fn write_finished(c: &mut DbConnection, rows: &[FinishedRow]) -> Result<(), diesel::result::Error> {
-    use crate::store::schema::finished_rounds;
-    for (round, table, operator, body) in rows {
-        diesel::insert_into(finished_rounds::table)
-            .values((
-                finished_rounds::round_id.eq(round),
-                finished_rounds::table_id.eq(table),
-                finished_rounds::operator_id.eq(operator),
-                finished_rounds::body.eq(body),
-            ))
-            .execute(c)?;
+    if let Some(r) = round {
+        if derived::fault_in_round(conn, state, &r)? {
+            faulted.rounds.push(r);
+        }
     }
     Ok(())
 }
 
-/// A finished round's stored JSON: `(table, operator, body)`.
-pub fn stored_round(
-    conn: &mut DbConnection,
-    round: &str,
-) -> Result<Option<(String, String, String)>, StoreError> {
-    use crate::store::schema::finished_rounds;
-    Ok(finished_rounds::table
-        .filter(finished_rounds::round_id.eq(round))
-        .select((
-            finished_rounds::table_id,
-            finished_rounds::operator_id,
-            finished_rounds::body,
-        ))
-        .first(conn)
-        .optional()?)
+/// Tables and rounds read back for one batch, or finished by it: they leave memory once the
+/// batch is durable.
+#[derive(Default)]
+struct Faulted {
+    tables: Vec<String>,
+    rounds: Vec<String>,
 }
+
+pub use derived::{stored_round, stored_table};
 
 fn upsert_log_state(c: &mut DbConnection, state: &str) -> Result<(), diesel::result::Error> {
     let updated = diesel::update(log_state::table.filter(log_state::id.eq(1)))
@@ -2195,4 +2358,61 @@ pub mod read {
         })
         .transpose()
     }
+}
+
+/// Proves on a stored log that snapshots change nothing: [`crate::round::snapshot::check_equivalence`]
+/// at `cuts` points of the log, and the latest stored snapshot (if any) read back as a start
+/// reads it and folded with the tail to the full replay's state. The test suite runs it on
+/// every log it produces. Returns a one-line summary.
+pub fn check_snapshots(url: &DatabaseUrl, plans: &PlanSet, cuts: usize) -> Result<String, String> {
+    let mut conn = store::connect(url).map_err(|e| e.to_string())?;
+    let mut events = Vec::new();
+    let mut last: i64 = -1;
+    loop {
+        let rows: Vec<(i64, Vec<u8>)> = audit_entries::table
+            .filter(audit_entries::seq.gt(last))
+            .order(audit_entries::seq.asc())
+            .select((audit_entries::seq, audit_entries::canonical))
+            .limit(10_000)
+            .load(&mut conn)
+            .map_err(|e| e.to_string())?;
+        if rows.is_empty() {
+            break;
+        }
+        for (seq, canonical) in rows {
+            if seq != last + 1 {
+                return Err(format!("entry {} is missing", last + 1));
+            }
+            last = seq;
+            let v: Value = serde_json::from_slice(&canonical).map_err(|e| e.to_string())?;
+            events.push(crate::round::event_of_entry(&v).map_err(|e| format!("entry {seq}: {e}"))?);
+        }
+    }
+    let n = events.len() as u64;
+    let checked = crate::round::snapshot::check_equivalence(plans, &events, cuts)?;
+    let mut full = State::default();
+    for e in events.iter().flatten() {
+        full.fold(plans, e)?;
+    }
+    let full = full.snapshot(n);
+    let stored = match derived::latest_snapshot(&mut conn).map_err(|e| e.to_string())? {
+        None => "no stored snapshot".to_string(),
+        Some((covers, _, _)) => {
+            let (mut state, c) = restore_snapshot(&mut conn, plans, n)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("the stored snapshot at {covers} is not usable"))?;
+            for e in events.iter().skip(c as usize).flatten() {
+                state.fold(plans, e)?;
+            }
+            if state.snapshot(n) != full {
+                return Err(format!(
+                    "the stored snapshot at {covers} and the tail give another state than a full replay"
+                ));
+            }
+            format!("the stored snapshot at {covers} + tail = full replay")
+        }
+    };
+    Ok(format!(
+        "{n} entries, {checked} cuts: snapshot + tail = full replay; {stored}"
+    ))
 }

@@ -73,3 +73,21 @@ diesel::table! {
         body -> Text,
     }
 }
+
+diesel::table! {
+    state_snapshots (covers) {
+        covers -> BigInt,
+        sha256 -> Text,
+        body -> Binary,
+        created_at -> Text,
+    }
+}
+
+diesel::table! {
+    closed_tables (table_id) {
+        table_id -> Text,
+        operator_id -> Text,
+        plan -> Text,
+        body -> Text,
+    }
+}

@@ -575,6 +575,7 @@ fn sigkill_scenario(backend: Backend, kills: usize) {
         Client::new("t-batch", Style::Batched, rng.next()),
         Client::new("t-rng", Style::Rng, rng.next()),
     ];
+    let mut snapshots_seen = false;
     for _ in 0..kills {
         let handles: Vec<_> = clients
             .into_iter()
@@ -591,6 +592,17 @@ fn sigkill_scenario(backend: Backend, kills: usize) {
             .collect();
 
         server = TestServer::on(&storage);
+        // Snapshots were written while the clients ran (the test servers store one every
+        // 40 entries): the start read the latest and replayed only the log after it.
+        let size = log_size(&server);
+        let replayed = metric(&server, "pitboss_start_replayed_entries");
+        if size > 2_000 {
+            assert!(
+                replayed < size,
+                "the start replayed {replayed} of {size} entries: no snapshot was used"
+            );
+        }
+        snapshots_seen |= replayed < size;
         for c in &clients {
             assert_acknowledged_present(&server, &op, c);
         }
@@ -632,6 +644,16 @@ fn sigkill_scenario(backend: Backend, kills: usize) {
         total.bets_acked > 0 && rounds > 0,
         "the clients made progress"
     );
+    assert!(snapshots_seen, "some restart started from a snapshot");
+}
+
+fn metric(server: &TestServer, name: &str) -> u64 {
+    let (_, text) = server.get_text(None, "/metrics");
+    text.lines()
+        .find(|l| l.starts_with(&format!("{name} ")))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {name}"))
 }
 
 #[test]

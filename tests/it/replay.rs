@@ -77,9 +77,20 @@ pub fn exported_log_verifies_and_replays_on(
         assert_eq!(&serde_json::to_value(replayed).unwrap(), logged);
     }
 
-    // The auditor's command agrees: every settlement, refund and RNG result re-derived.
+    // The auditor's command agrees: every settlement, refund and RNG result re-derived, and
+    // every logged state snapshot equal to the replay's own state at its point.
     let out = replay_command(&export, plans_dir);
     assert_eq!(out.code, 0, "pitboss replay: {}{}", out.stdout, out.stderr);
+    let snapshots = export
+        .lines()
+        .filter(|l| l.contains("\"kind\":\"state_snapshot\""))
+        .count();
+    assert!(
+        out.stdout
+            .contains(&format!("{snapshots} state snapshots matched")),
+        "{}",
+        out.stdout
+    );
     assert!(
         out.stdout.starts_with("OK ")
             && out

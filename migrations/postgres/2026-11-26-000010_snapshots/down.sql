@@ -1,0 +1,2 @@
+DROP TABLE closed_tables;
+DROP TABLE state_snapshots;

@@ -1,0 +1,310 @@
+//! Snapshots of the live state: what a start reads instead of the whole log.
+//!
+//! A snapshot holds exactly what is live after the first `covers` entries: the open tables
+//! (with their shoes' counts and the player-versus-player games), the rounds not yet settled
+//! or voided, and the plan versions the log has admitted. Finished rounds and closed tables
+//! are not in it (they live in the store, see `finished_rounds` and `closed_tables`), so its
+//! size follows what is live, never the length of the log.
+//!
+//! The bytes are deterministic: the same state gives the same bytes, whichever way it was
+//! reached (a full replay, or an earlier snapshot and the log's tail). That is what makes
+//! the `state_snapshot` entry checkable: its SHA-256 is logged, and an auditor's replay
+//! recomputes the snapshot at that entry and compares (`pitboss replay`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::{PvpState, RoundState, ShoeState, State, TableState};
+use crate::cards::{Card, Shoe};
+use crate::plan::model::Mode;
+use crate::plan::rules::Family;
+use crate::plan::PlanSet;
+
+/// The snapshot format's version: a start refuses a snapshot of another version and replays
+/// the whole log instead.
+pub const FORMAT: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Snapshot {
+    format: u32,
+    /// The number of log entries the state covers (entries `0..covers`).
+    covers: u64,
+    plans_logged: BTreeMap<String, String>,
+    /// Open tables, by id.
+    tables: Vec<TableSnapshot>,
+    /// Rounds in progress, by id: each as `GET /v1/rounds/{round}` answers it.
+    rounds: Vec<Value>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableSnapshot {
+    /// The content hash of the table's plan: a start on other plan content refuses the
+    /// snapshot (as a replay refuses the log).
+    plan_sha256: String,
+    /// The table as `GET /v1/tables/{table}` answers it.
+    table: Value,
+    /// Live card games: how many of each card the shoe has given since its shuffle (which
+    /// the reader's view counts only in total), by card.
+    seen: Vec<(Card, u16)>,
+}
+
+/// SHA-256 of `bytes`, lower-case hex (as the `state_snapshot` entry logs it).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    crate::plan::canonical::hex(&Sha256::digest(bytes))
+}
+
+impl State {
+    /// The live state as of `covers` entries, as bytes (deterministic).
+    pub fn snapshot(&self, covers: u64) -> Vec<u8> {
+        let tables = self
+            .tables
+            .values()
+            .filter(|t| t.open)
+            .map(|t| {
+                let mut seen: Vec<(Card, u16)> = t
+                    .shoe
+                    .as_ref()
+                    .map(|s| s.seen.iter().map(|(c, n)| (*c, *n)).collect())
+                    .unwrap_or_default();
+                seen.sort();
+                TableSnapshot {
+                    plan_sha256: t.loaded.hash.clone(),
+                    table: serde_json::to_value(t).expect("tables serialise"),
+                    seen,
+                }
+            })
+            .collect();
+        let rounds = self
+            .rounds
+            .values()
+            .filter(|r| !r.is_finished())
+            .map(|r| serde_json::to_value(r).expect("rounds serialise"))
+            .collect();
+        let s = Snapshot {
+            format: FORMAT,
+            covers,
+            plans_logged: self.plans_logged.clone(),
+            tables,
+            rounds,
+        };
+        serde_json::to_vec(&s).expect("snapshots serialise")
+    }
+
+    /// Reads a snapshot back: the state and the number of entries it covers.
+    pub fn from_snapshot(plans: &PlanSet, bytes: &[u8]) -> Result<(State, u64), String> {
+        let s: Snapshot =
+            serde_json::from_slice(bytes).map_err(|e| format!("state snapshot: {e}"))?;
+        if s.format != FORMAT {
+            return Err(format!(
+                "state snapshot of format {}, this build reads {FORMAT}",
+                s.format
+            ));
+        }
+        let mut state = State {
+            plans_logged: s.plans_logged,
+            ..State::default()
+        };
+        for t in s.tables {
+            let mut table = TableState::from_stored(plans, t.table)?;
+            if table.loaded.hash != t.plan_sha256 {
+                return Err(format!(
+                    "table {}: the snapshot's plan {} has content {}, the loaded one {}",
+                    table.table, table.plan, t.plan_sha256, table.loaded.hash
+                ));
+            }
+            if let Some(shoe) = table.shoe.as_mut() {
+                shoe.seen = t.seen.into_iter().collect();
+            }
+            state.tables.insert(table.table.clone(), table);
+        }
+        for v in s.rounds {
+            let table = v
+                .get("table")
+                .and_then(Value::as_str)
+                .ok_or("state snapshot: a round without its table")?;
+            let family = state
+                .tables
+                .get(table)
+                .ok_or_else(|| format!("state snapshot: a round of table {table}, not open"))?
+                .loaded
+                .plan
+                .plan
+                .family;
+            let r = RoundState::from_stored_value(family, v)?;
+            state.rounds.insert(r.round.clone(), r);
+        }
+        Ok((state, s.covers))
+    }
+}
+
+/// A table as stored: the JSON it serialises to, read back.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoredTable {
+    table: String,
+    operator: String,
+    plan: String,
+    mode: Mode,
+    open: bool,
+    rounds: u64,
+    current_round: Option<String>,
+    disconnected: BTreeSet<String>,
+    shoe: Option<StoredShoe>,
+    game: Option<Value>,
+    expected: Option<Value>,
+    actions: u64,
+    last_action_at: Option<DateTime<Utc>>,
+    seated: BTreeMap<String, u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoredShoe {
+    shoe: Shoe,
+    cards_seen: u32,
+    cards_left: u32,
+    persists: bool,
+}
+
+impl TableState {
+    /// Reads back a table from the JSON it serialises to (a snapshot's table, or a closed
+    /// table kept in the store). The shoe's per-card counts are not in that JSON: a
+    /// snapshot carries them beside it, a closed table needs none.
+    pub fn from_stored(plans: &PlanSet, v: Value) -> Result<TableState, String> {
+        let t: StoredTable = serde_json::from_value(v).map_err(|e| format!("stored table: {e}"))?;
+        let r: crate::plan::PlanRef = t.plan.parse().map_err(|e| format!("{e}"))?;
+        let loaded = plans
+            .get(&r)
+            .ok_or_else(|| format!("table {}: plan {} is not loaded", t.table, t.plan))?;
+        let game = match t.game {
+            None => None,
+            Some(g) => Some(match loaded.plan.plan.family {
+                Family::OkoBere => PvpState::OkoBere(
+                    serde_json::from_value(g).map_err(|e| format!("table {}: {e}", t.table))?,
+                ),
+                Family::PokerCash => PvpState::Poker(
+                    serde_json::from_value(g).map_err(|e| format!("table {}: {e}", t.table))?,
+                ),
+                f => return Err(format!("table {}: a game state at a {f} table", t.table)),
+            }),
+        };
+        Ok(TableState {
+            table: t.table,
+            operator: t.operator,
+            plan: t.plan,
+            mode: t.mode,
+            open: t.open,
+            rounds: t.rounds,
+            current_round: t.current_round,
+            disconnected: t.disconnected,
+            shoe: t.shoe.map(|s| ShoeState {
+                shoe: s.shoe,
+                cards_seen: s.cards_seen,
+                cards_left: s.cards_left,
+                persists: s.persists,
+                seen: Default::default(),
+            }),
+            game,
+            expected: t.expected,
+            actions: t.actions,
+            last_action_at: t.last_action_at,
+            seated: t.seated,
+            loaded: Arc::new(loaded.clone()),
+        })
+    }
+}
+
+impl State {
+    /// Folds one event as the service's replay does: applies it, then lets a finished round
+    /// or a closed table leave memory (their state is in the store). A `state_snapshot`
+    /// event is checked against the state it covers first.
+    pub fn fold(&mut self, plans: &PlanSet, event: &super::Event) -> Result<(), String> {
+        use super::Event;
+        if let Event::StateSnapshot { covers, sha256 } = event {
+            let actual = sha256_hex(&self.snapshot(*covers));
+            if &actual != sha256 {
+                return Err(format!(
+                    "the state snapshot at {covers} hashes to {sha256}, the replay's state to {actual}"
+                ));
+            }
+        }
+        self.apply(plans, event)?;
+        self.forget_finished(event);
+        Ok(())
+    }
+
+    /// After `event`: the round it finished or the table it closed leaves memory.
+    pub fn forget_finished(&mut self, event: &super::Event) {
+        use super::Event;
+        match event {
+            Event::RoundSettled { round, .. } | Event::RoundVoided { round, .. } => {
+                self.rounds.remove(round);
+            }
+            Event::TableClosed { table, .. } => {
+                self.tables.remove(table);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Proves that a snapshot and the log's tail give exactly the state of a full replay: for
+/// `cuts` points spread over the log (its start and end included), the state there is
+/// written as a snapshot, read back (the bytes must read back to themselves), and the rest
+/// of the log folded onto it; the result must be the full replay's, byte for byte. `events`
+/// are the log's entries in order (`None`: an entry that is no game event). Returns the
+/// number of cuts checked.
+pub fn check_equivalence(
+    plans: &PlanSet,
+    events: &[Option<super::Event>],
+    cuts: usize,
+) -> Result<usize, String> {
+    let n = events.len();
+    let fold_from = |mut state: State, from: usize| -> Result<State, String> {
+        for (i, e) in events.iter().enumerate().skip(from) {
+            if let Some(e) = e {
+                state
+                    .fold(plans, e)
+                    .map_err(|m| format!("entry {i}: {m}"))?;
+            }
+        }
+        Ok(state)
+    };
+    let full = fold_from(State::default(), 0)?.snapshot(n as u64);
+    let cuts = cuts.max(2).min(n + 1);
+    let mut points: Vec<usize> = (0..cuts).map(|i| i * n / (cuts - 1).max(1)).collect();
+    points.dedup();
+    let mut state = State::default();
+    let mut at = 0usize;
+    for &k in &points {
+        for (i, e) in events.iter().enumerate().take(k).skip(at) {
+            if let Some(e) = e {
+                state
+                    .fold(plans, e)
+                    .map_err(|m| format!("entry {i}: {m}"))?;
+            }
+        }
+        at = k;
+        let bytes = state.snapshot(k as u64);
+        let (restored, covers) = State::from_snapshot(plans, &bytes)?;
+        if covers != k as u64 || restored.snapshot(k as u64) != bytes {
+            return Err(format!("the snapshot at {k} does not read back to itself"));
+        }
+        let end = fold_from(restored, k)?.snapshot(n as u64);
+        if end != full {
+            return Err(format!(
+                "the snapshot at {k} and the log after it give another state than a full replay:\n  snapshot + tail: {}\n  full replay:     {}",
+                String::from_utf8_lossy(&end),
+                String::from_utf8_lossy(&full)
+            ));
+        }
+    }
+    Ok(points.len())
+}

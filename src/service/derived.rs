@@ -1,0 +1,257 @@
+//! What the writer stores beside the log, derived from it: finished rounds, closed tables and
+//! snapshots of the live state. None of it is a source: the log is, and a full replay
+//! rebuilds all of it. It is what keeps the service's memory and its start-up bounded by
+//! what is live rather than by the length of the log.
+
+use diesel::prelude::*;
+
+use crate::plan::PlanSet;
+use crate::round::{RoundState, State, TableState};
+use crate::store::schema::{closed_tables, finished_rounds, state_snapshots};
+use crate::store::{DbConnection, StoreError};
+
+/// A finished round as stored: `(round, table, operator, the JSON GET answers)`.
+pub type FinishedRow = (String, String, String, String);
+
+/// A closed table as stored: `(table, operator, plan, the JSON GET answers)`.
+pub type ClosedRow = (String, String, String, String);
+
+/// A snapshot of the live state: `(covers, sha256, bytes)`.
+pub type SnapshotRow = (u64, String, Vec<u8>);
+
+/// What one batch stores beside its entries, in the same transaction.
+#[derive(Default)]
+pub struct Derived {
+    pub finished: Vec<FinishedRow>,
+    pub closed: Vec<ClosedRow>,
+    pub snapshot: Option<SnapshotRow>,
+}
+
+pub fn finished_rows(state: &State, rounds: &[String]) -> Vec<FinishedRow> {
+    rounds
+        .iter()
+        .filter_map(|r| state.rounds.get(r))
+        .filter(|r| r.is_finished())
+        .map(|r| {
+            (
+                r.round.clone(),
+                r.table.clone(),
+                state
+                    .tables
+                    .get(&r.table)
+                    .map(|t| t.operator.clone())
+                    .unwrap_or_default(),
+                serde_json::to_string(r).expect("rounds serialise"),
+            )
+        })
+        .collect()
+}
+
+pub fn closed_rows(state: &State, tables: &[String]) -> Vec<ClosedRow> {
+    tables
+        .iter()
+        .filter_map(|t| state.tables.get(t))
+        .filter(|t| !t.open)
+        .map(|t| {
+            (
+                t.table.clone(),
+                t.operator.clone(),
+                t.plan.clone(),
+                serde_json::to_string(t).expect("tables serialise"),
+            )
+        })
+        .collect()
+}
+
+/// Writes a batch's derived rows (inside its transaction).
+pub fn write(c: &mut DbConnection, d: &Derived) -> Result<(), diesel::result::Error> {
+    for (round, table, operator, body) in &d.finished {
+        diesel::insert_into(finished_rounds::table)
+            .values((
+                finished_rounds::round_id.eq(round),
+                finished_rounds::table_id.eq(table),
+                finished_rounds::operator_id.eq(operator),
+                finished_rounds::body.eq(body),
+            ))
+            .execute(c)?;
+    }
+    for (table, operator, plan, body) in &d.closed {
+        diesel::insert_into(closed_tables::table)
+            .values((
+                closed_tables::table_id.eq(table),
+                closed_tables::operator_id.eq(operator),
+                closed_tables::plan.eq(plan),
+                closed_tables::body.eq(body),
+            ))
+            .execute(c)?;
+    }
+    if let Some((covers, sha256, body)) = &d.snapshot {
+        let covers = *covers as i64;
+        let created = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+        diesel::insert_into(state_snapshots::table)
+            .values((
+                state_snapshots::covers.eq(covers),
+                state_snapshots::sha256.eq(sha256),
+                state_snapshots::body.eq(body),
+                state_snapshots::created_at.eq(&created),
+            ))
+            .execute(c)?;
+        // Only the latest is read; older ones are derivable from the log.
+        diesel::delete(state_snapshots::table.filter(state_snapshots::covers.lt(covers)))
+            .execute(c)?;
+    }
+    Ok(())
+}
+
+/// A finished round's stored JSON: `(table, operator, body)`.
+pub fn stored_round(
+    conn: &mut DbConnection,
+    round: &str,
+) -> Result<Option<(String, String, String)>, StoreError> {
+    Ok(finished_rounds::table
+        .filter(finished_rounds::round_id.eq(round))
+        .select((
+            finished_rounds::table_id,
+            finished_rounds::operator_id,
+            finished_rounds::body,
+        ))
+        .first(conn)
+        .optional()?)
+}
+
+/// A closed table's stored JSON: `(operator, plan, body)`.
+pub fn stored_table(
+    conn: &mut DbConnection,
+    table: &str,
+) -> Result<Option<(String, String, String)>, StoreError> {
+    Ok(closed_tables::table
+        .filter(closed_tables::table_id.eq(table))
+        .select((
+            closed_tables::operator_id,
+            closed_tables::plan,
+            closed_tables::body,
+        ))
+        .first(conn)
+        .optional()?)
+}
+
+/// The latest stored snapshot: `(covers, sha256, bytes)`.
+pub fn latest_snapshot(conn: &mut DbConnection) -> Result<Option<SnapshotRow>, StoreError> {
+    let row: Option<(i64, String, Vec<u8>)> = state_snapshots::table
+        .order(state_snapshots::covers.desc())
+        .select((
+            state_snapshots::covers,
+            state_snapshots::sha256,
+            state_snapshots::body,
+        ))
+        .first(conn)
+        .optional()?;
+    Ok(row.map(|(c, s, b)| (c as u64, s, b)))
+}
+
+/// Whether any finished round, or any closed table, is stored (a database written before
+/// they were stored has neither, and is backfilled by a full replay once).
+pub fn any_finished_round(conn: &mut DbConnection) -> Result<bool, StoreError> {
+    Ok(finished_rounds::table
+        .select(finished_rounds::round_id)
+        .first::<String>(conn)
+        .optional()?
+        .is_some())
+}
+
+pub fn any_closed_table(conn: &mut DbConnection) -> Result<bool, StoreError> {
+    Ok(closed_tables::table
+        .select(closed_tables::table_id)
+        .first::<String>(conn)
+        .optional()?
+        .is_some())
+}
+
+/// A table the state does not hold (closed and stored) read back, for a command about it or
+/// one of its rounds; `None` if no such table was ever opened.
+pub fn fault_in_table(
+    conn: &mut DbConnection,
+    plans: &PlanSet,
+    state: &mut State,
+    table: &str,
+) -> Result<bool, StoreError> {
+    if state.tables.contains_key(table) {
+        return Ok(false);
+    }
+    let Some((_, _, body)) = stored_table(conn, table)? else {
+        return Ok(false);
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let t = TableState::from_stored(plans, v).map_err(StoreError::Corrupt)?;
+    state.tables.insert(table.to_string(), t);
+    Ok(true)
+}
+
+/// A finished round read back into the state (its table must be there).
+pub fn fault_in_round(
+    conn: &mut DbConnection,
+    state: &mut State,
+    round: &str,
+) -> Result<bool, StoreError> {
+    if state.rounds.contains_key(round) {
+        return Ok(false);
+    }
+    let Some((table, _, body)) = stored_round(conn, round)? else {
+        return Ok(false);
+    };
+    let Some(t) = state.tables.get(&table) else {
+        return Ok(false);
+    };
+    let r =
+        RoundState::from_stored(t.loaded.plan.plan.family, &body).map_err(StoreError::Corrupt)?;
+    state.rounds.insert(round.to_string(), r);
+    Ok(true)
+}
+
+/// The plan (`id@version`) of a table, open (in memory) or closed (in the store).
+pub fn table_plan(
+    state: &std::sync::RwLock<State>,
+    conn: &mut DbConnection,
+    table: &str,
+) -> Result<Option<String>, StoreError> {
+    if let Some(t) = state.read().expect("state lock").tables.get(table) {
+        return Ok(Some(t.plan.clone()));
+    }
+    Ok(stored_table(conn, table)?.map(|(_, plan, _)| plan))
+}
+
+/// A finished round read back for a reader: the round, its JSON as stored (what `GET`
+/// answers, byte for byte), its operator and its table's plan.
+pub struct StoredRoundView {
+    pub round: RoundState,
+    pub json: String,
+    pub operator: String,
+    pub plan: String,
+}
+
+pub fn read_finished_round(
+    state: &std::sync::RwLock<State>,
+    plans: &PlanSet,
+    conn: &mut DbConnection,
+    round: &str,
+) -> Result<Option<StoredRoundView>, StoreError> {
+    let Some((table, operator, body)) = stored_round(conn, round)? else {
+        return Ok(None);
+    };
+    let plan = table_plan(state, conn, &table)?
+        .ok_or_else(|| StoreError::Corrupt(format!("round {round}: no table {table}")))?;
+    let family = plan
+        .parse::<crate::plan::PlanRef>()
+        .ok()
+        .and_then(|r| plans.get(&r))
+        .map(|p| p.plan.plan.family)
+        .ok_or_else(|| StoreError::Corrupt(format!("round {round}: plan {plan} is not loaded")))?;
+    let r = RoundState::from_stored(family, &body).map_err(StoreError::Corrupt)?;
+    Ok(Some(StoredRoundView {
+        round: r,
+        json: body,
+        operator,
+        plan,
+    }))
+}
