@@ -308,6 +308,9 @@ pub enum StartError {
     Replay(String),
     #[error("{0}")]
     Origin(String),
+    /// Another process writes this log.
+    #[error("{0}")]
+    Locked(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -370,6 +373,9 @@ struct Writer {
     /// Bytes of refusal entries each operator may still log.
     refusal_budget: Rate<String>,
     snapshots: Snapshots,
+    /// The database lock (SQLite) or lease (PostgreSQL) that makes this the log's one writer.
+    guard: store::lease::WriterGuard,
+    lease_renewed: Instant,
     /// The log's size right after the last snapshot's entry (or at start).
     snapshot_size: u64,
     last_snapshot: Instant,
@@ -393,6 +399,7 @@ impl Service {
         };
         let key = crate::keyfile::load_or_create(key_path).map_err(|e| key_err(e.detail))?;
         let mut conn = store::connect(&url)?;
+        let guard = store::lease::acquire(&url, &mut conn).map_err(StartError::Locked)?;
         let origin = crate::origin::resolve(
             origin,
             stored_origin(&mut conn)?.as_deref(),
@@ -449,6 +456,8 @@ impl Service {
             ),
             limits: options.limits,
             snapshots: options.snapshots.unwrap_or_default(),
+            guard,
+            lease_renewed: Instant::now(),
             snapshot_size: 0,
             last_snapshot: Instant::now(),
         };
@@ -890,6 +899,7 @@ impl Writer {
             let first = match rx.recv_timeout(CHECKPOINT_INTERVAL) {
                 Ok(m) => m,
                 Err(RecvTimeoutError::Timeout) => {
+                    self.renew_lease_if_idle();
                     let _ = self.checkpoint_if_pending();
                     self.snapshot_if_due(false);
                     continue;
@@ -1012,7 +1022,9 @@ impl Writer {
         let text = signed.to_text();
         let size = signed.checkpoint.size as i64;
         let created = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
+        let guard = &self.guard;
         let res = self.conn.transaction::<_, diesel::result::Error, _>(|c| {
+            store::lease::renew(guard, c)?;
             diesel::insert_into(checkpoints::table)
                 .values((
                     checkpoints::tree_size.eq(size),
@@ -1306,7 +1318,10 @@ impl Writer {
                     .map_err(|e| diesel::result::Error::QueryBuilderError(e.to_string().into()))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        self.conn.transaction(|c| {
+        let guard = &self.guard;
+        let res = self.conn.transaction(|c| {
+            // Only the log's writer commits (PostgreSQL: the lease's fencing token).
+            store::lease::renew(guard, c)?;
             // One row at a time: a multi-row VALUES list is not portable across the backends
             // behind one connection type, and inside one transaction the cost is the same fsync.
             for e in &batch.entries {
@@ -1351,7 +1366,30 @@ impl Writer {
                     .execute(c)?;
             }
             Ok(())
-        })
+        });
+        if res.is_ok() {
+            self.lease_renewed = Instant::now();
+        }
+        res
+    }
+
+    /// Keeps the PostgreSQL lease alive while no batch renews it (a file lock needs nothing).
+    fn renew_lease_if_idle(&mut self) {
+        if !matches!(self.guard, store::lease::WriterGuard::Lease { .. })
+            || self.lease_renewed.elapsed() < store::lease::LEASE / 3
+        {
+            return;
+        }
+        let guard = &self.guard;
+        match self.conn.transaction(|c| store::lease::renew(guard, c)) {
+            Ok(()) => self.lease_renewed = Instant::now(),
+            Err(e) => {
+                self.metrics
+                    .storage_failures
+                    .fetch_add(1, Ordering::Relaxed);
+                eprintln!("pitboss: renewing the writer's lease: {e}");
+            }
+        }
     }
 
     /// Decides one command against the state; returns its events and its answer.

@@ -29,6 +29,7 @@ mod readme;
 mod replay;
 mod server;
 mod simulate;
+mod single_writer;
 mod snapshots;
 mod source;
 mod spec;

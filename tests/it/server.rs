@@ -283,6 +283,12 @@ impl TestServer {
         b["key"].as_str().expect("key").to_string()
     }
 
+    /// The server's process id.
+    #[allow(dead_code)]
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Stops the server as an orchestrator does (SIGTERM) and waits for it to exit.
     #[allow(dead_code)]
     pub fn terminate(&mut self) {

@@ -1,0 +1,1 @@
+DROP TABLE writer_lease;
