@@ -633,7 +633,7 @@ fn record(stats: &mut [BetStats], payouts: &[Payout]) {
 
 #[inline]
 fn tick(r: u64, progress: &mut dyn FnMut(u64)) {
-    if (r + 1) % PROGRESS_EVERY == 0 {
+    if (r + 1).is_multiple_of(PROGRESS_EVERY) {
         progress(r + 1);
     }
 }

@@ -778,7 +778,7 @@ pub fn verify_export<R: BufRead>(
         }
         buf.pop();
         v.push_line(&buf)?;
-        if v.line % 8192 == 0 {
+        if v.line.is_multiple_of(8192) {
             progress(bytes);
         }
     }

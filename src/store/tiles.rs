@@ -137,7 +137,7 @@ fn encode(hashes: &[Hash]) -> Vec<u8> {
 }
 
 fn decode(bytes: &[u8]) -> Result<Vec<Hash>, StoreError> {
-    if bytes.len() % 32 != 0 || bytes.len() > WIDTH * 32 {
+    if !bytes.len().is_multiple_of(32) || bytes.len() > WIDTH * 32 {
         return Err(StoreError::Corrupt(format!(
             "a tile of {} bytes",
             bytes.len()
@@ -267,7 +267,7 @@ impl<R: TileReader> TileSource<R> {
     /// the RFC splits.
     fn mth(&self, a: u64, b: u64) -> Result<Hash, StoreError> {
         let n = b - a;
-        if n.is_power_of_two() && a % n == 0 {
+        if n.is_power_of_two() && a.is_multiple_of(n) {
             return self.node(n.trailing_zeros(), a);
         }
         let k = 1u64 << (63 - (n - 1).leading_zeros());

@@ -1271,7 +1271,7 @@ fn cards_in(v: &Value) -> Vec<Card> {
 fn policy(d: &Value, main: i64, round_no: usize, rules: &Rules) -> Value {
     if d["insurance"] == true {
         let (n, den) = rules.insurance_share.expect("insurance offered");
-        return if round_no % 2 == 0 {
+        return if round_no.is_multiple_of(2) {
             json!({"action": "insurance", "stake_minor": main * n / den})
         } else {
             json!({"action": "no_insurance"})

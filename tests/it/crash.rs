@@ -190,7 +190,7 @@ impl Client {
         }
         match self.style {
             Style::Rng => req(Op::Draw, events, json!({"type": "draw"})),
-            Style::Batched if self.rounds_opened % 3 == 0 => req(
+            Style::Batched if self.rounds_opened.is_multiple_of(3) => req(
                 Op::Void,
                 format!("/v1/rounds/{}/void", round.id),
                 json!({"reason": "crash test: dealer error"}),
