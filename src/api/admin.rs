@@ -2,14 +2,19 @@
 
 use std::sync::atomic::Ordering;
 
+use actix_web::http::StatusCode;
 use actix_web::{get, post, web, HttpResponse};
-use serde::Deserialize;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::auth::{Caller, Role};
+use super::auth::{Caller, KeyFacts, Role};
 use super::dto::{NewKeyReply, ProblemDocument};
 use super::problem::{unavailable, Problem};
 use super::startup::AppState;
+use crate::round::Event;
+use crate::service::derived::NewKeyRow;
+use crate::service::Command;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -19,20 +24,110 @@ pub struct NewKey {
     /// Required for, and only for, an operator key (1–64 of `a-z A-Z 0-9 _ -`); `null` is
     /// the same as leaving it out.
     pub operator: Option<String>,
+    /// When the key stops working (RFC 3339, in the future); none: until revoked.
+    #[serde(default)]
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// Logs key changes through the writer and, once they are durable, applies them to the key
+/// ring: the answer, and every later request, sees them.
+async fn commit_keys(
+    state: &AppState,
+    operator: &str,
+    rows: Vec<NewKeyRow>,
+    events: Vec<Event>,
+    status: u16,
+    body: serde_json::Value,
+) -> HttpResponse {
+    let reply = state
+        .service
+        .submit(
+            operator,
+            None,
+            Command::Keys {
+                events: events.clone(),
+                rows: rows.clone(),
+                status,
+                body,
+            },
+        )
+        .await;
+    if reply.status == status {
+        state.keys.apply(&rows, &events);
+    }
+    super::tables::respond(reply)
+}
+
+/// Creates the bootstrap admin key (configured or generated) through the log, at start.
+pub async fn bootstrap_admin(state: &AppState, given: Option<&str>) -> Result<String, String> {
+    let (row, event, key) = state
+        .keys
+        .prepare(given, Role::Admin, None, None, "service", None)
+        .map_err(|e| format!("admin key: {e}"))?;
+    let id = row.key_id.clone();
+    let reply = commit_keys(
+        state,
+        "",
+        vec![row],
+        vec![event],
+        201,
+        serde_json::to_value(NewKeyReply {
+            key_id: id,
+            key: key.clone(),
+        })
+        .expect("serialises"),
+    )
+    .await;
+    if reply.status().as_u16() == 201 {
+        Ok(key)
+    } else {
+        Err(format!(
+            "admin key: the log could not record it ({})",
+            reply.status()
+        ))
+    }
+}
+
+fn key_not_found(id: &str) -> Problem {
+    Problem::not_found("key_not_found", format!("no API key {id}"))
+}
+
+/// The key `id` if the caller may manage it: an admin any key, an operator the keys of its
+/// own operator (another's is reported absent).
+fn manageable(state: &AppState, caller: &Caller, id: &str) -> Result<KeyFacts, Problem> {
+    caller.require(&[Role::Admin, Role::Operator])?;
+    let k = state.keys.describe(id).ok_or_else(|| key_not_found(id))?;
+    if caller.role == Role::Operator && k.operator.as_deref() != caller.operator.as_deref() {
+        return Err(key_not_found(id));
+    }
+    if k.revoked {
+        return Err(Problem::new(
+            StatusCode::CONFLICT,
+            "key_revoked",
+            "Key revoked",
+            format!("API key {id} is revoked already"),
+        ));
+    }
+    Ok(k)
+}
+
+fn by(caller: &Caller) -> String {
+    format!("key:{}", caller.key_id)
 }
 
 /// Creates an API key; the response is the only time its secret is shown.
 ///
 /// Roles: **admin**. Takes no `Idempotency-Key`: each call creates a new key (a lost
-/// response is recovered by creating another; keys cannot be listed or revoked over HTTP yet).
+/// response is recovered by creating another and revoking the lost one). The creation is
+/// logged (`api_key_created`, without the secret) before the key is answered.
 #[utoipa::path(
     tag = "admin",
     security(("api_key" = [])),
     request_body = NewKey,
     responses(
         (status = 201, description = "The new key, in full.", body = NewKeyReply),
-        (status = 400, description = "`malformed_json`, `bad_id`, `operator_required` or `operator_not_allowed`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 400, description = "`malformed_json`, `bad_id`, `operator_required`, `operator_not_allowed` or `bad_expiry`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed, unknown, revoked or expired API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: needs the role admin.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: the key could not be stored; retry.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
@@ -63,6 +158,12 @@ pub async fn create_key(
         }
         (_, None) => {}
     }
+    if let Some(t) = b.expires_at.filter(|t| *t <= Utc::now()) {
+        return Err(Problem::bad_request(
+            "bad_expiry",
+            format!("expires_at {t} is not in the future"),
+        ));
+    }
     if let (Role::Operator, Some(op)) = (b.role, &b.operator) {
         let max = state.limits.limits.operator_keys;
         let held = state.keys.count_for_operator(op);
@@ -79,19 +180,334 @@ pub async fn create_key(
             }));
         }
     }
-    let st = state.clone();
-    let (id, key) = web::block(move || {
-        let mut conn = st
-            .service
-            .pool
+    let (row, event, key) = state
+        .keys
+        .prepare(
+            None,
+            b.role,
+            b.operator.as_deref(),
+            b.expires_at,
+            &by(&caller),
+            None,
+        )
+        .map_err(|e| unavailable(&e.to_string()))?;
+    let body = serde_json::to_value(NewKeyReply {
+        key_id: row.key_id.clone(),
+        key,
+    })
+    .expect("serialises");
+    let operator = b.operator.clone().unwrap_or_default();
+    Ok(commit_keys(&state, &operator, vec![row], vec![event], 201, body).await)
+}
+
+/// One API key as listed (never its secret).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeyInfo {
+    pub key_id: String,
+    pub role: Role,
+    #[schema(required = true)]
+    pub operator: Option<String>,
+    pub created_at: String,
+    #[schema(required = true)]
+    pub expires_at: Option<String>,
+    #[schema(required = true)]
+    pub revoked_at: Option<String>,
+    /// The key that replaced this one in a rotation.
+    #[schema(required = true)]
+    pub replaced_by: Option<String>,
+    /// When it was last used (to the minute: usage is stored once a minute).
+    #[schema(required = true)]
+    pub last_used_at: Option<String>,
+}
+
+/// A page of keys.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeyList {
+    pub keys: Vec<KeyInfo>,
+    /// Pass as `after` for the next page; `null` on the last.
+    #[schema(required = true)]
+    pub next: Option<String>,
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct KeyListQuery {
+    /// The `next` of the previous page.
+    pub after: Option<String>,
+    /// Keys per page, 1–1000 (default 100).
+    pub limit: Option<u32>,
+}
+
+/// Lists API keys, by key id, without their secrets.
+///
+/// Roles: **admin** (every key) or **operator** (its own operator's keys).
+#[utoipa::path(
+    tag = "admin",
+    security(("api_key" = [])),
+    params(KeyListQuery),
+    responses(
+        (status = 200, description = "A page of keys.", body = KeyList),
+        (status = 400, description = "`malformed_query` or `bad_limit`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed, unknown, revoked or expired API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: needs the role admin or operator.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: the store could not be read; retry.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
+#[get("/v1/admin/keys")]
+pub async fn list_keys(
+    state: web::Data<AppState>,
+    caller: Caller,
+    q: web::Query<KeyListQuery>,
+) -> Result<HttpResponse, Problem> {
+    caller.require(&[Role::Admin, Role::Operator])?;
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(Problem::bad_request(
+            "bad_limit",
+            format!("limit {limit} is outside 1–1000"),
+        ));
+    }
+    let after = q.after.clone().unwrap_or_default();
+    let operator = (caller.role == Role::Operator)
+        .then(|| caller.operator.clone())
+        .flatten();
+    let pool = state.service.pool.clone();
+    type Row = (
+        String,
+        String,
+        Option<String>,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    );
+    let rows: Vec<Row> = web::block(move || {
+        use crate::store::schema::api_keys;
+        use diesel::prelude::*;
+        let mut conn = pool
             .get()
             .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
-        st.keys.create(&mut conn, b.role, b.operator.as_deref())
+        let mut query = api_keys::table
+            .filter(api_keys::key_id.gt(after))
+            .order(api_keys::key_id.asc())
+            .select((
+                api_keys::key_id,
+                api_keys::role,
+                api_keys::operator_id,
+                api_keys::created_at,
+                api_keys::expires_at,
+                api_keys::revoked_at,
+                api_keys::replaced_by,
+                api_keys::last_used_at,
+            ))
+            .limit(i64::from(limit) + 1)
+            .into_boxed();
+        if let Some(op) = operator {
+            query = query.filter(api_keys::operator_id.eq(op));
+        }
+        Ok::<_, crate::store::StoreError>(query.load(&mut *conn)?)
     })
     .await
     .map_err(|e| unavailable(&e.to_string()))?
     .map_err(|e| unavailable(&e.to_string()))?;
-    Ok(HttpResponse::Created().json(NewKeyReply { key_id: id, key }))
+    let used = state.keys.last_used();
+    let more = rows.len() > limit as usize;
+    let keys: Vec<KeyInfo> = rows
+        .into_iter()
+        .take(limit as usize)
+        .map(
+            |(id, role, operator, created, expires, revoked, replaced, last)| {
+                // This process's own view is fresher than the store's (written once a minute).
+                let last = match used.get(&id).copied().filter(|t| *t > 0) {
+                    Some(t) => DateTime::<Utc>::from_timestamp(t, 0)
+                        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+                    None => last,
+                };
+                KeyInfo {
+                    role: serde_json::from_value(serde_json::Value::String(role))
+                        .unwrap_or(Role::Operator),
+                    key_id: id,
+                    operator,
+                    created_at: created,
+                    expires_at: expires,
+                    revoked_at: revoked,
+                    replaced_by: replaced,
+                    last_used_at: last,
+                }
+            },
+        )
+        .collect();
+    let next = more
+        .then(|| keys.last().map(|k| k.key_id.clone()))
+        .flatten();
+    Ok(HttpResponse::Ok().json(KeyList { keys, next }))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"reason": "leaked in a support ticket"}))]
+pub struct RevokeKey {
+    /// Why (logged).
+    pub reason: String,
+}
+
+/// `200` to a revocation.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeyRevoked {
+    pub key_id: String,
+    pub revoked: bool,
+}
+
+/// Revokes an API key: refused from the next request on; logged (`api_key_revoked`).
+///
+/// Roles: **admin** (any key) or **operator** (its own operator's keys, itself included).
+#[utoipa::path(
+    tag = "admin",
+    security(("api_key" = [])),
+    params(("key_id" = String, Path, description = "The key id (the 16 hex digits after `pb_`).")),
+    request_body = RevokeKey,
+    responses(
+        (status = 200, description = "Revoked.", body = KeyRevoked),
+        (status = 400, description = "`malformed_json`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed, unknown, revoked or expired API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: needs the role admin or operator.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`key_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`key_revoked`: revoked already.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: not recorded; retry.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
+#[post("/v1/admin/keys/{key_id}/revoke")]
+pub async fn revoke_key(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
+    let id = path.into_inner();
+    let k = manageable(&state, &caller, &id)?;
+    let b: RevokeKey = serde_json::from_slice(&body)
+        .map_err(|e| Problem::bad_request("malformed_json", e.to_string()))?;
+    let event = Event::ApiKeyRevoked {
+        key_id: id.clone(),
+        by: by(&caller),
+        reason: crate::service::refusal::truncate(&b.reason, 512),
+    };
+    let body = serde_json::to_value(KeyRevoked {
+        key_id: id,
+        revoked: true,
+    })
+    .expect("serialises");
+    let operator = k.operator.unwrap_or_default();
+    Ok(commit_keys(&state, &operator, Vec::new(), vec![event], 200, body).await)
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"overlap_s": 3600}))]
+pub struct RotateKey {
+    /// Seconds the old key keeps working beside the new one (0–2,592,000; default 3,600), so
+    /// that clients can switch without a gap.
+    #[serde(default)]
+    pub overlap_s: Option<u64>,
+}
+
+/// `201` to a rotation: the new key in full (shown once) and when the old one stops.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeyRotated {
+    pub key_id: String,
+    /// The whole new key, `pb_<key_id>_<secret>`: shown this once.
+    pub key: String,
+    pub replaces: String,
+    /// When the old key stops working.
+    pub old_expires_at: DateTime<Utc>,
+}
+
+/// Rotates an API key: a new key with the same role and operator, and the old one expiring
+/// after an overlap; logged (`api_key_created` with `replaces`, `api_key_expiry_set`).
+///
+/// Roles: **admin** (any key) or **operator** (its own operator's keys).
+#[utoipa::path(
+    tag = "admin",
+    security(("api_key" = [])),
+    params(("key_id" = String, Path, description = "The key id (the 16 hex digits after `pb_`).")),
+    request_body = RotateKey,
+    responses(
+        (status = 201, description = "The new key, in full.", body = KeyRotated),
+        (status = 400, description = "`malformed_json` or `bad_overlap`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed, unknown, revoked or expired API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: needs the role admin or operator.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`key_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`key_revoked`: a revoked key is not rotated.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: not recorded; retry.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
+#[post("/v1/admin/keys/{key_id}/rotate")]
+pub async fn rotate_key(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
+    let id = path.into_inner();
+    let k = manageable(&state, &caller, &id)?;
+    let b: RotateKey = if body.is_empty() {
+        RotateKey { overlap_s: None }
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| Problem::bad_request("malformed_json", e.to_string()))?
+    };
+    let overlap = b.overlap_s.unwrap_or(3600);
+    if overlap > 30 * 86_400 {
+        return Err(Problem::bad_request(
+            "bad_overlap",
+            format!("overlap_s {overlap} is over 30 days (2,592,000 s)"),
+        ));
+    }
+    let old_expires_at = Utc::now() + chrono::Duration::seconds(overlap as i64);
+    // An earlier expiry stays.
+    let old_expires_at = k
+        .expires_at
+        .map_or(old_expires_at, |t| t.min(old_expires_at));
+    let (row, created, key) = state
+        .keys
+        .prepare(
+            None,
+            k.role,
+            k.operator.as_deref(),
+            k.expires_at.filter(|t| *t > old_expires_at),
+            &by(&caller),
+            Some(&id),
+        )
+        .map_err(|e| unavailable(&e.to_string()))?;
+    let expiry = Event::ApiKeyExpirySet {
+        key_id: id.clone(),
+        previous: k.expires_at,
+        expires_at: old_expires_at,
+        by: by(&caller),
+        reason: format!("rotated: replaced by {}", row.key_id),
+    };
+    let body = serde_json::to_value(KeyRotated {
+        key_id: row.key_id.clone(),
+        key,
+        replaces: id,
+        old_expires_at,
+    })
+    .expect("serialises");
+    let operator = k.operator.unwrap_or_default();
+    Ok(commit_keys(
+        &state,
+        &operator,
+        vec![row],
+        vec![created, expiry],
+        201,
+        body,
+    )
+    .await)
 }
 
 /// The service's counters, Prometheus text exposition.

@@ -1,7 +1,10 @@
 //! API keys and roles. A key is `pb_<key id>_<secret>`; only SHA-256 of the secret is stored.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::RwLock;
+
+use chrono::{DateTime, Utc};
 
 use actix_web::dev::Payload;
 use actix_web::http::StatusCode;
@@ -14,6 +17,8 @@ use sha2::{Digest, Sha256};
 use super::problem::Problem;
 use super::startup::AppState;
 use crate::plan::canonical::hex;
+use crate::round::Event;
+use crate::service::derived::NewKeyRow;
 use crate::store::schema::api_keys;
 use crate::store::{DbConnection, StoreError};
 
@@ -51,14 +56,20 @@ impl Role {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct StoredKey {
     secret_hash: String,
     role: Role,
     operator: Option<String>,
+    expires_at: Option<DateTime<Utc>>,
+    revoked: bool,
+    /// Unix seconds of the last authenticated request (0: never), and what the store has.
+    last_used: AtomicI64,
+    last_used_stored: AtomicI64,
 }
 
-/// The keys, loaded at start and kept in memory.
+/// The keys, loaded at start and kept in memory (there are as many as an admin created, not
+/// as many as requests); every change goes through the log first ([`KeyRing::apply`]).
 #[derive(Debug, Default)]
 pub struct KeyRing {
     keys: RwLock<HashMap<String, StoredKey>>,
@@ -135,24 +146,49 @@ fn random_hex(bytes: usize) -> Result<String, StoreError> {
 
 impl KeyRing {
     pub fn load(conn: &mut DbConnection) -> Result<KeyRing, StoreError> {
-        let rows: Vec<(String, String, String, Option<String>)> = api_keys::table
+        type Row = (
+            String,
+            String,
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
+        let rows: Vec<Row> = api_keys::table
             .select((
                 api_keys::key_id,
                 api_keys::secret_hash,
                 api_keys::role,
                 api_keys::operator_id,
+                api_keys::expires_at,
+                api_keys::revoked_at,
+                api_keys::last_used_at,
             ))
             .load(conn)?;
         let mut keys = HashMap::new();
-        for (id, secret_hash, role, operator) in rows {
+        for (id, secret_hash, role, operator, expires_at, revoked_at, last_used) in rows {
             let role = Role::parse(&role)
                 .ok_or_else(|| StoreError::Corrupt(format!("key {id}: role {role}")))?;
+            let time = |t: Option<String>| -> Result<Option<DateTime<Utc>>, StoreError> {
+                t.map(|t| {
+                    DateTime::parse_from_rfc3339(&t)
+                        .map(|t| t.with_timezone(&Utc))
+                        .map_err(|e| StoreError::Corrupt(format!("key {id}: {t}: {e}")))
+                })
+                .transpose()
+            };
+            let used = time(last_used)?.map_or(0, |t| t.timestamp());
             keys.insert(
-                id,
+                id.clone(),
                 StoredKey {
                     secret_hash,
                     role,
                     operator,
+                    expires_at: time(expires_at)?,
+                    revoked: revoked_at.is_some(),
+                    last_used: AtomicI64::new(used),
+                    last_used_stored: AtomicI64::new(used),
                 },
             );
         }
@@ -166,62 +202,133 @@ impl KeyRing {
             .read()
             .expect("keys lock")
             .values()
-            .any(|k| k.role == Role::Admin)
+            .any(|k| k.role == Role::Admin && !k.revoked)
     }
 
-    /// Stores a key given in full (the configured bootstrap admin key).
-    pub fn insert_given(
+    /// A new key: its row (the secret only hashed), its `api_key_created` event and the key in
+    /// full (shown once). `given`: a configured key (the bootstrap admin key) instead of a
+    /// random one.
+    pub fn prepare(
         &self,
-        conn: &mut DbConnection,
-        key: &str,
+        given: Option<&str>,
         role: Role,
         operator: Option<&str>,
-    ) -> Result<(), StoreError> {
-        let (id, secret) = split_key(key).ok_or_else(|| {
-            StoreError::Corrupt("a key is pb_<16 hex digits>_<64 hex digits>".to_string())
-        })?;
-        self.store(conn, id, &secret_hash(secret), role, operator)
+        expires_at: Option<DateTime<Utc>>,
+        by: &str,
+        replaces: Option<&str>,
+    ) -> Result<(NewKeyRow, Event, String), StoreError> {
+        let (id, secret) = match given {
+            Some(k) => {
+                let (id, secret) = split_key(k).ok_or_else(|| {
+                    StoreError::Corrupt("a key is pb_<16 hex digits>_<64 hex digits>".to_string())
+                })?;
+                (id.to_string(), secret.to_string())
+            }
+            None => (random_hex(8)?, random_hex(32)?),
+        };
+        let row = NewKeyRow {
+            key_id: id.clone(),
+            secret_hash: secret_hash(&secret),
+            role: role.as_str().to_string(),
+            operator: operator.map(str::to_string),
+            expires_at,
+        };
+        let event = Event::ApiKeyCreated {
+            key_id: id.clone(),
+            role: role.as_str().to_string(),
+            operator: operator.map(str::to_string),
+            expires_at,
+            by: by.to_string(),
+            replaces: replaces.map(str::to_string),
+        };
+        Ok((row, event, format!("pb_{id}_{secret}")))
     }
 
-    /// Creates a new key and returns it in full: the only time its secret is shown.
-    pub fn create(
-        &self,
-        conn: &mut DbConnection,
-        role: Role,
-        operator: Option<&str>,
-    ) -> Result<(String, String), StoreError> {
-        let id = random_hex(8)?;
-        let secret = random_hex(32)?;
-        self.store(conn, &id, &secret_hash(&secret), role, operator)?;
-        Ok((id.clone(), format!("pb_{id}_{secret}")))
+    /// Takes in what the log has recorded (the writer answered): new keys, revocations,
+    /// expiries. A revoked key is refused from the next request on.
+    pub fn apply(&self, rows: &[NewKeyRow], events: &[Event]) {
+        let mut keys = self.keys.write().expect("keys lock");
+        for r in rows {
+            keys.insert(
+                r.key_id.clone(),
+                StoredKey {
+                    secret_hash: r.secret_hash.clone(),
+                    role: Role::parse(&r.role).expect("rows are made from roles"),
+                    operator: r.operator.clone(),
+                    expires_at: r.expires_at,
+                    revoked: false,
+                    last_used: AtomicI64::new(0),
+                    last_used_stored: AtomicI64::new(0),
+                },
+            );
+        }
+        for e in events {
+            match e {
+                Event::ApiKeyRevoked { key_id, .. } => {
+                    if let Some(k) = keys.get_mut(key_id) {
+                        k.revoked = true;
+                    }
+                }
+                Event::ApiKeyExpirySet {
+                    key_id, expires_at, ..
+                } => {
+                    if let Some(k) = keys.get_mut(key_id) {
+                        k.expires_at = Some(*expires_at);
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
-    fn store(
-        &self,
-        conn: &mut DbConnection,
-        id: &str,
-        hash: &str,
-        role: Role,
-        operator: Option<&str>,
-    ) -> Result<(), StoreError> {
-        diesel::insert_into(api_keys::table)
-            .values((
-                api_keys::key_id.eq(id),
-                api_keys::secret_hash.eq(hash),
-                api_keys::role.eq(role.as_str()),
-                api_keys::operator_id.eq(operator),
-                api_keys::created_at.eq(chrono::Utc::now().to_rfc3339()),
-            ))
-            .execute(conn)?;
-        self.keys.write().expect("keys lock").insert(
-            id.to_string(),
-            StoredKey {
-                secret_hash: hash.to_string(),
-                role,
-                operator: operator.map(str::to_string),
-            },
-        );
-        Ok(())
+    /// A key's role, operator, expiry and whether it is revoked.
+    pub fn describe(&self, id: &str) -> Option<KeyFacts> {
+        self.keys
+            .read()
+            .expect("keys lock")
+            .get(id)
+            .map(|k| KeyFacts {
+                role: k.role,
+                operator: k.operator.clone(),
+                expires_at: k.expires_at,
+                revoked: k.revoked,
+            })
+    }
+
+    /// When each key was last used, as this process saw it (unix seconds; 0: not since start).
+    pub fn last_used(&self) -> HashMap<String, i64> {
+        self.keys
+            .read()
+            .expect("keys lock")
+            .iter()
+            .map(|(id, k)| (id.clone(), k.last_used.load(Ordering::Relaxed)))
+            .collect()
+    }
+
+    /// Writes the last-used times that changed since the last call (a background thread calls
+    /// it once a minute): one `UPDATE` per key used, never one per request.
+    pub fn store_last_used(&self, conn: &mut DbConnection) -> Result<usize, StoreError> {
+        let changed: Vec<(String, i64)> = {
+            let keys = self.keys.read().expect("keys lock");
+            keys.iter()
+                .filter_map(|(id, k)| {
+                    let used = k.last_used.load(Ordering::Relaxed);
+                    (used > k.last_used_stored.load(Ordering::Relaxed)).then(|| (id.clone(), used))
+                })
+                .collect()
+        };
+        for (id, used) in &changed {
+            let t = DateTime::<Utc>::from_timestamp(*used, 0)
+                .unwrap_or_default()
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            diesel::update(api_keys::table.filter(api_keys::key_id.eq(id)))
+                .set(api_keys::last_used_at.eq(t))
+                .execute(conn)?;
+            if let Some(k) = self.keys.read().expect("keys lock").get(id) {
+                k.last_used_stored.store(*used, Ordering::Relaxed);
+            }
+        }
+        Ok(changed.len())
     }
 
     pub fn authenticate(&self, header: Option<&str>) -> Result<Caller, Problem> {
@@ -238,24 +345,46 @@ impl KeyRing {
             split_key(key.trim()).ok_or_else(|| unauthorized("malformed API key"))?;
         let keys = self.keys.read().expect("keys lock");
         match keys.get(id) {
-            Some(k) if k.secret_hash == secret_hash(secret) => Ok(Caller {
-                key_id: id.to_string(),
-                role: k.role,
-                operator: k.operator.clone(),
-            }),
+            Some(k) if k.secret_hash == secret_hash(secret) => {
+                let now = Utc::now();
+                if k.revoked {
+                    return Err(unauthorized("this API key was revoked"));
+                }
+                if let Some(t) = k.expires_at.filter(|t| *t <= now) {
+                    return Err(unauthorized(&format!(
+                        "this API key expired at {}",
+                        t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    )));
+                }
+                k.last_used.store(now.timestamp(), Ordering::Relaxed);
+                Ok(Caller {
+                    key_id: id.to_string(),
+                    role: k.role,
+                    operator: k.operator.clone(),
+                })
+            }
             _ => Err(unauthorized("unknown API key")),
         }
     }
 
-    /// Keys held by `operator`.
+    /// Keys held by `operator` (not revoked).
     pub fn count_for_operator(&self, operator: &str) -> usize {
         self.keys
             .read()
             .expect("keys lock")
             .values()
-            .filter(|k| k.operator.as_deref() == Some(operator))
+            .filter(|k| k.operator.as_deref() == Some(operator) && !k.revoked)
             .count()
     }
+}
+
+/// What the key ring knows of one key (no secret).
+#[derive(Debug, Clone)]
+pub struct KeyFacts {
+    pub role: Role,
+    pub operator: Option<String>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub revoked: bool,
 }
 
 /// Authenticates a request and applies the caller's limits: a failed authentication is

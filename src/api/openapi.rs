@@ -72,6 +72,9 @@ machine `code`; a refusal by a rule of the plan also names the plan (`id@version
         audit::export,
         audit::public_key,
         admin::create_key,
+        admin::list_keys,
+        admin::revoke_key,
+        admin::rotate_key,
     ),
     components(schemas(
         dto::ProblemDocument,

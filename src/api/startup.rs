@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use actix_web::{get, web, App, HttpResponse, HttpServer};
 
-use super::auth::{KeyRing, Role};
+use super::auth::KeyRing;
 use super::dto::Health;
 use super::problem::Problem;
 use super::{admin, audit, openapi, plans, tables};
@@ -86,6 +86,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(openapi::docs_asset)
         .service(admin::metrics)
         .service(admin::create_key)
+        .service(admin::list_keys)
+        .service(admin::revoke_key)
+        .service(admin::rotate_key)
         .service(plans::list)
         .service(plans::plan_diff)
         .service(plans::versions)
@@ -143,19 +146,8 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let mut conn = store::connect(&url).map_err(|e| e.to_string())?;
     let keys = KeyRing::load(&mut conn).map_err(|e| e.to_string())?;
-    if let Some(k) = &config.admin_key {
-        if !keys.has_admin() {
-            keys.insert_given(&mut conn, k, Role::Admin, None)
-                .map_err(|e| format!("admin key: {e}"))?;
-        }
-    } else if !keys.has_admin() {
-        let (_, key) = keys
-            .create(&mut conn, Role::Admin, None)
-            .map_err(|e| e.to_string())?;
-        // Shown once: only its hash is stored.
-        println!("bootstrap admin key (shown once, store it now): {key}");
-    }
     drop(conn);
+    let bootstrap = !keys.has_admin();
     let console = crate::console::Console::start(
         &config.plans_dir,
         service.plans.clone(),
@@ -171,6 +163,28 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         limits: crate::limits::RequestLimits::new(config.limits.clone(), throttled),
         console,
     });
+    // The bootstrap admin key is created through the log, like every key.
+    if bootstrap {
+        let key = super::admin::bootstrap_admin(&state, config.admin_key.as_deref()).await?;
+        if config.admin_key.is_none() {
+            // Shown once: only its hash is stored.
+            println!("bootstrap admin key (shown once, store it now): {key}");
+        }
+    }
+    // Key usage is stored once a minute (one UPDATE per key used, never one per request).
+    {
+        let state = state.clone();
+        let url = url.clone();
+        std::thread::Builder::new()
+            .name("pitboss-key-usage".into())
+            .spawn(move || loop {
+                std::thread::sleep(std::time::Duration::from_secs(60));
+                if let Ok(mut c) = store::connect(&url) {
+                    let _ = state.keys.store_last_used(&mut c);
+                }
+            })
+            .map_err(|e| e.to_string())?;
+    }
     // Idle buckets are forgotten, so the limiters hold only what is recently active.
     {
         let state = state.clone();

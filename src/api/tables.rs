@@ -109,7 +109,7 @@ fn whole_numbers(v: &Value, at: &mut String) -> Result<(), Problem> {
     }
 }
 
-fn respond(reply: Reply) -> HttpResponse {
+pub(super) fn respond(reply: Reply) -> HttpResponse {
     let status = actix_web::http::StatusCode::from_u16(reply.status)
         .unwrap_or(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR);
     let mut b = HttpResponse::build(status);

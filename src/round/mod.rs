@@ -75,6 +75,36 @@ pub enum Event {
         covers: u64,
         sha256: String,
     },
+    /// An API key created (its secret is never logged, nor its hash). `by` is who created it:
+    /// `key:<id>` of the admin (or operator) key that asked, or `service` for the bootstrap
+    /// admin key; `replaces` names the key a rotation replaces.
+    ApiKeyCreated {
+        key_id: String,
+        role: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        operator: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expires_at: Option<DateTime<Utc>>,
+        by: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replaces: Option<String>,
+    },
+    /// An API key revoked: refused from this entry on.
+    ApiKeyRevoked {
+        key_id: String,
+        by: String,
+        reason: String,
+    },
+    /// An API key's expiry changed (a rotation gives the old key the overlap's end), with
+    /// the value before.
+    ApiKeyExpirySet {
+        key_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        previous: Option<DateTime<Utc>>,
+        expires_at: DateTime<Utc>,
+        by: String,
+        reason: String,
+    },
     TableOpened {
         table: String,
         operator: String,
@@ -314,6 +344,9 @@ impl Event {
     pub const KINDS: &'static [&'static str] = &[
         "plan_loaded",
         "state_snapshot",
+        "api_key_created",
+        "api_key_revoked",
+        "api_key_expiry_set",
         "table_opened",
         "table_closed",
         "round_opened",
@@ -347,6 +380,9 @@ impl Event {
         match self {
             Event::PlanLoaded { .. } => "plan_loaded",
             Event::StateSnapshot { .. } => "state_snapshot",
+            Event::ApiKeyCreated { .. } => "api_key_created",
+            Event::ApiKeyRevoked { .. } => "api_key_revoked",
+            Event::ApiKeyExpirySet { .. } => "api_key_expiry_set",
             Event::TableOpened { .. } => "table_opened",
             Event::TableClosed { .. } => "table_closed",
             Event::RoundOpened { .. } => "round_opened",
@@ -1923,6 +1959,10 @@ impl State {
             }
             // A snapshot changes nothing; the replay checks its hash ([`snapshot`]).
             Event::StateSnapshot { .. } => {}
+            // API keys are not game state: the log records their lifecycle for auditors.
+            Event::ApiKeyCreated { .. }
+            | Event::ApiKeyRevoked { .. }
+            | Event::ApiKeyExpirySet { .. } => {}
             Event::TableOpened {
                 table,
                 operator,

@@ -25,6 +25,20 @@ pub struct Derived {
     pub finished: Vec<FinishedRow>,
     pub closed: Vec<ClosedRow>,
     pub snapshot: Option<SnapshotRow>,
+    /// API key changes (`api_key_*` events) applied to `api_keys`.
+    pub keys: Vec<crate::round::Event>,
+    /// API keys created.
+    pub key_rows: Vec<NewKeyRow>,
+}
+
+/// A new API key's row: the secret only as its SHA-256.
+#[derive(Debug, Clone)]
+pub struct NewKeyRow {
+    pub key_id: String,
+    pub secret_hash: String,
+    pub role: String,
+    pub operator: Option<String>,
+    pub expires_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 pub fn finished_rows(state: &State, rounds: &[String]) -> Vec<FinishedRow> {
@@ -85,6 +99,24 @@ pub fn write(c: &mut DbConnection, d: &Derived) -> Result<(), diesel::result::Er
             ))
             .execute(c)?;
     }
+    for k in &d.key_rows {
+        use crate::store::schema::api_keys;
+        diesel::insert_into(api_keys::table)
+            .values((
+                api_keys::key_id.eq(&k.key_id),
+                api_keys::secret_hash.eq(&k.secret_hash),
+                api_keys::role.eq(&k.role),
+                api_keys::operator_id.eq(k.operator.as_deref()),
+                api_keys::created_at.eq(chrono::Utc::now().to_rfc3339()),
+                api_keys::expires_at.eq(k
+                    .expires_at
+                    .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true))),
+            ))
+            .execute(c)?;
+    }
+    for e in &d.keys {
+        write_key_change(c, e)?;
+    }
     if let Some((covers, sha256, body)) = &d.snapshot {
         let covers = *covers as i64;
         let created = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
@@ -99,6 +131,44 @@ pub fn write(c: &mut DbConnection, d: &Derived) -> Result<(), diesel::result::Er
         // Only the latest is read; older ones are derivable from the log.
         diesel::delete(state_snapshots::table.filter(state_snapshots::covers.lt(covers)))
             .execute(c)?;
+    }
+    Ok(())
+}
+
+fn write_key_change(
+    c: &mut DbConnection,
+    e: &crate::round::Event,
+) -> Result<(), diesel::result::Error> {
+    use crate::round::Event;
+    use crate::store::schema::api_keys;
+    let time =
+        |t: &chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    match e {
+        // The row itself (with the secret's hash) is inserted above, from the command's
+        // `rows`; a rotation marks the key it replaces.
+        Event::ApiKeyCreated {
+            key_id,
+            replaces: Some(old),
+            ..
+        } => {
+            diesel::update(api_keys::table.filter(api_keys::key_id.eq(old)))
+                .set(api_keys::replaced_by.eq(key_id))
+                .execute(c)?;
+        }
+        Event::ApiKeyCreated { .. } => {}
+        Event::ApiKeyRevoked { key_id, .. } => {
+            diesel::update(api_keys::table.filter(api_keys::key_id.eq(key_id)))
+                .set(api_keys::revoked_at.eq(time(&chrono::Utc::now())))
+                .execute(c)?;
+        }
+        Event::ApiKeyExpirySet {
+            key_id, expires_at, ..
+        } => {
+            diesel::update(api_keys::table.filter(api_keys::key_id.eq(key_id)))
+                .set(api_keys::expires_at.eq(time(expires_at)))
+                .execute(c)?;
+        }
+        _ => {}
     }
     Ok(())
 }

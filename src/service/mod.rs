@@ -120,6 +120,16 @@ pub enum Command {
         player: String,
         connected: bool,
     },
+    /// An API key's lifecycle (created, revoked, its expiry set): decided by the HTTP layer,
+    /// which holds the key ring; the writer logs the events, writes the `api_keys` rows in the
+    /// same transaction, and answers `status` and `body` once they are durable.
+    Keys {
+        events: Vec<Event>,
+        /// Keys created: their rows, with the secret's hash (never logged).
+        rows: Vec<derived::NewKeyRow>,
+        status: u16,
+        body: Value,
+    },
 }
 
 impl Command {
@@ -142,6 +152,7 @@ impl Command {
             Command::TableAction { .. } => "table_action",
             Command::Void { .. } => "void",
             Command::Connection { .. } => "player_connection",
+            Command::Keys { .. } => "api_keys",
         }
     }
 
@@ -154,6 +165,7 @@ impl Command {
             | Command::Shoe { table, .. }
             | Command::TableAction { table, .. }
             | Command::Connection { table, .. } => (Some(table.clone()), None),
+            Command::Keys { .. } => (None, None),
             Command::Bets { round, .. }
             | Command::CloseBetting { round }
             | Command::Spin { round, .. }
@@ -1081,6 +1093,8 @@ impl Writer {
         // batch finishes: both leave memory once the batch is durable.
         let mut faulted = Faulted::default();
         let mut finished_now = Faulted::default();
+        let mut key_changes: Vec<Event> = Vec::new();
+        let mut key_rows: Vec<derived::NewKeyRow> = Vec::new();
         let mut state = self
             .state
             .write()
@@ -1169,6 +1183,9 @@ impl Writer {
                         finished_now.rounds.push(round.clone());
                     }
                     Event::TableClosed { table, .. } => finished_now.tables.push(table.clone()),
+                    Event::ApiKeyCreated { .. }
+                    | Event::ApiKeyRevoked { .. }
+                    | Event::ApiKeyExpirySet { .. } => key_changes.push(ev.clone()),
                     _ => {}
                 }
                 if let Err(e) = state.apply(&self.plans, ev) {
@@ -1177,6 +1194,11 @@ impl Writer {
                     self.fail_batch(pending, Some(job), &format!("internal invariant: {e}"));
                     self.reload();
                     return;
+                }
+            }
+            if let Command::Keys { rows, .. } = &job.command {
+                if !events.is_empty() {
+                    key_rows.extend(rows.iter().cloned());
                 }
             }
             if let Some(idem) = &job.idem {
@@ -1188,6 +1210,8 @@ impl Writer {
             finished: derived::finished_rows(&state, &finished_now.rounds),
             closed: derived::closed_rows(&state, &finished_now.tables),
             snapshot: None,
+            keys: key_changes,
+            key_rows,
         };
         drop(state);
         if builder.is_empty() {
@@ -1404,6 +1428,19 @@ impl Writer {
         let op = job.operator.as_str();
         let refused = |r: Refusal| (Vec::new(), Reply::refusal(refusal_status(&r), &r));
         match &job.command {
+            Command::Keys {
+                events,
+                status,
+                body,
+                ..
+            } => (
+                events.clone(),
+                Reply {
+                    status: *status,
+                    body: body.clone(),
+                    retry_after_s: None,
+                },
+            ),
             Command::OpenTable { table, plan, mode } => {
                 match state.decide_open_table(&self.plans, op, table, plan, *mode) {
                     Ok(events) => {
@@ -2228,9 +2265,17 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
     );
     let kind =
         pitboss_audit::entry::Kind::parse(ev.kind()).expect("event kinds are valid entry kinds");
-    let mut e = NewEntry::new(ts, kind, ev.payload()).operator(operator);
+    let mut e = NewEntry::new(ts, kind, ev.payload());
+    // Commands of no operator (an admin's key management) name none.
+    if !operator.is_empty() {
+        e = e.operator(operator);
+    }
     let (table, round, bet): (Option<&str>, Option<&str>, Option<&str>) = match ev {
-        Event::PlanLoaded { .. } | Event::StateSnapshot { .. } => (None, None, None),
+        Event::PlanLoaded { .. }
+        | Event::StateSnapshot { .. }
+        | Event::ApiKeyCreated { .. }
+        | Event::ApiKeyRevoked { .. }
+        | Event::ApiKeyExpirySet { .. } => (None, None, None),
         Event::TableOpened { table, .. } | Event::TableClosed { table, .. } => {
             (Some(table), None, None)
         }

@@ -47,6 +47,10 @@ diesel::table! {
         role -> Text,
         operator_id -> Nullable<Text>,
         created_at -> Text,
+        expires_at -> Nullable<Text>,
+        revoked_at -> Nullable<Text>,
+        replaced_by -> Nullable<Text>,
+        last_used_at -> Nullable<Text>,
     }
 }
 

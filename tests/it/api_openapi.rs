@@ -625,6 +625,60 @@ fn real_requests_and_responses_match_the_spec() {
     assert_eq!(new_key(Some(auditor), json!({"role": "auditor"})).0, 403);
     assert_eq!(new_key(None, json!({"role": "auditor"})).0, 401);
     note("POST", "/v1/admin/keys");
+    let (s, l) = api.call("GET", "/v1/admin/keys", &[], "?limit=2", admin, None, None);
+    assert!(s == 200 && l["next"].is_string(), "{l}");
+    assert_eq!(
+        api.call("GET", "/v1/admin/keys", &[], "?limit=0", admin, None, None)
+            .0,
+        400
+    );
+    assert_eq!(
+        api.call("GET", "/v1/admin/keys", &[], "", Some(auditor), None, None)
+            .0,
+        403
+    );
+    note("GET", "/v1/admin/keys");
+    let (_, k) = new_key(admin, json!({"role": "auditor"}));
+    let spare = k["key_id"].as_str().unwrap().to_string();
+    let (s, r) = api.call(
+        "POST",
+        "/v1/admin/keys/{key_id}/rotate",
+        &[&spare],
+        "",
+        admin,
+        None,
+        Some(&json!({"overlap_s": 60})),
+    );
+    assert_eq!(s, 201, "{r}");
+    let rotated = r["key_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        api.call(
+            "POST",
+            "/v1/admin/keys/{key_id}/rotate",
+            &["0000000000000000"],
+            "",
+            admin,
+            None,
+            Some(&json!({}))
+        )
+        .0,
+        404
+    );
+    note("POST", "/v1/admin/keys/{key_id}/rotate");
+    let revoke = |id: &str| {
+        api.call(
+            "POST",
+            "/v1/admin/keys/{key_id}/revoke",
+            &[id],
+            "",
+            admin,
+            None,
+            Some(&json!({"reason": "test"})),
+        )
+    };
+    assert_eq!(revoke(&rotated).0, 200);
+    assert_eq!(revoke(&rotated).0, 409);
+    note("POST", "/v1/admin/keys/{key_id}/revoke");
 
     // Tables.
     let open = |key: &str, body: Value| api.command("/v1/tables", &[], key, body);

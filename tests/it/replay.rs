@@ -125,3 +125,13 @@ pub fn replay_command(export: &str, plans_dir: &std::path::Path) -> CommandOutpu
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// For a log without settled rounds: the auditor's `pitboss replay` accepts the export.
+#[allow(dead_code)]
+pub fn exported_log_verifies_and_replays_if_settled(server: &TestServer, auditor: &str) {
+    let (s, export) = server.get_text(Some(auditor), "/v1/audit/export");
+    assert_eq!(s, 200, "{export}");
+    let out = replay_command(&export, &crate::source::plans_dir());
+    assert_eq!(out.code, 0, "pitboss replay: {}{}", out.stdout, out.stderr);
+    assert!(out.stdout.starts_with("OK "), "{}", out.stdout);
+}
