@@ -223,6 +223,8 @@ fn schema_of(v: &Value) -> Option<&'static str> {
         "DealerEvent"
     } else if has("role") {
         "NewKey"
+    } else if has("overlap_s") {
+        "RotateKey"
     } else if has("table") && has("plan") {
         "OpenTable"
     } else if v["action"] == "shuffle" || v["action"] == "change" {
