@@ -591,7 +591,7 @@ pub struct NewKeyReply {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Health {
-    /// `ok`.
+    /// `ok` (`/healthz`: the process is up) or `ready` (`/readyz`: it can write).
     pub status: String,
     /// Loaded plan versions.
     pub plans: usize,

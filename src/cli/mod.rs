@@ -88,6 +88,10 @@ pub enum Command {
         /// does not say `X-Forwarded-Proto: https`).
         #[arg(long, env = "PITBOSS_SECURE_COOKIES")]
         secure_cookies: bool,
+        /// Milliseconds a command waits for the writer's durable answer; past it the request
+        /// is answered 503 `outcome_unknown` (a retry with the same Idempotency-Key tells).
+        #[arg(long, env = "PITBOSS_WRITE_DEADLINE_MS", default_value_t = crate::service::SUBMIT_DEADLINE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
+        write_deadline_ms: u64,
         #[command(flatten)]
         limits: LimitArgs,
     },
@@ -254,7 +258,9 @@ pub fn run(cli: Cli) -> ExitCode {
             limits,
             rtp_rounds,
             secure_cookies,
+            write_deadline_ms,
         } => {
+            crate::observe::init_logging();
             // A service never starts on plans with errors: it would enforce rules nobody approved.
             let set = match load(&cli.plans) {
                 Ok(set) => set,
@@ -280,6 +286,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 limits: limits.into(),
                 rtp_rounds,
                 secure_cookies,
+                write_deadline: Some(std::time::Duration::from_millis(write_deadline_ms)),
             };
             match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {
                 Ok(()) => ExitCode::SUCCESS,

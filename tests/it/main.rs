@@ -18,6 +18,7 @@ mod console;
 mod crash;
 mod idempotency_retention;
 mod isolation;
+mod observe;
 mod openapi_tools;
 mod plan_blackjack;
 mod plan_cards;

@@ -141,6 +141,17 @@ impl TestServer {
         pg_url: Option<&str>,
         env: &[(&str, &str)],
     ) -> TestServer {
+        TestServer::spawn_logging(plans_dir, data_dir, pg_url, env, Stdio::inherit())
+    }
+
+    /// [`TestServer::spawn_in`] with the server's stderr (its logs) sent to `stderr`.
+    pub fn spawn_logging(
+        plans_dir: &Path,
+        data_dir: &Path,
+        pg_url: Option<&str>,
+        env: &[(&str, &str)],
+        stderr: Stdio,
+    ) -> TestServer {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_pitboss"));
         cmd.arg("--plans")
             .arg(plans_dir)
@@ -153,7 +164,7 @@ impl TestServer {
             // console's tests do): it would take a core from every other test's server.
             .env("PITBOSS_RTP_ROUNDS", "0")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(stderr);
         if let Some(url) = pg_url {
             // A PostgreSQL deployment must name its log; each test database is its own log.
             let name = url.rsplit('/').next().unwrap_or("pg");
