@@ -13,7 +13,7 @@
 //!   (`X-Request-Id`), times the request, and scopes the id as a task-local so that
 //!   [`crate::service::Service::submit`] puts it on the writer's job without any handler
 //!   passing it along.
-//! - **Logs.** [`init_logging`]: `PITBOSS_LOG` (an `EnvFilter`, default `info`) and
+//! - **Logs.** [`init_logging`]: `PITBOSS_LOG` (an `EnvFilter`, default `info,actix_server=warn`) and
 //!   `PITBOSS_LOG_FORMAT` (`json`, the default, or `text`). Each request's outcome is logged at
 //!   `debug` (target `pitboss::access`), so the default level stays quiet under load.
 
@@ -371,11 +371,12 @@ mod tests {
 }
 
 /// Installs the process's log subscriber: JSON lines (or text) on stderr, filtered by
-/// `PITBOSS_LOG` (default `info`). Stdout stays for what `serve` prints for people and
+/// `PITBOSS_LOG` (default `info,actix_server=warn`). Stdout stays for what `serve` prints for people and
 /// scripts (the listening address, the bootstrap key). A second call does nothing.
 pub fn init_logging() {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("PITBOSS_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = EnvFilter::try_from_env("PITBOSS_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("info,actix_server=warn"));
     let text = std::env::var("PITBOSS_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("text"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)

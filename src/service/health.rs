@@ -108,6 +108,39 @@ impl Health {
     }
 }
 
+/// Free space a SQLite store needs beside its database before it is taken back into use after
+/// a failure (a batch's pages go to the WAL first, then into the database file).
+pub const MIN_FREE_BYTES: u64 = 1 << 20;
+
+/// `Ok` when the filesystem holding the SQLite database `db` has [`MIN_FREE_BYTES`] free.
+pub fn check_free_space(db: &std::path::Path) -> Result<(), String> {
+    let dir = match db.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let free = free_bytes(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if free < MIN_FREE_BYTES {
+        return Err(format!(
+            "{} has {free} bytes free, fewer than the {MIN_FREE_BYTES} a batch may need",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Bytes an unprivileged writer may still use on the filesystem of `dir` (`statvfs`).
+fn free_bytes(dir: &std::path::Path) -> std::io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a writable statvfs.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
 /// Ends a replay when dropped.
 pub struct Replaying<'a>(&'a Health);
 
@@ -155,5 +188,12 @@ mod tests {
                 .contains("waiting on the store"));
         }
         assert!(h.readiness().is_ok());
+    }
+
+    #[test]
+    fn free_space_is_read_from_the_filesystem() {
+        let dir = std::env::temp_dir();
+        assert!(free_bytes(&dir).is_ok());
+        assert!(free_bytes(std::path::Path::new("/no/such/dir")).is_err());
     }
 }

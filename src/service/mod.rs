@@ -1299,6 +1299,14 @@ impl Writer {
             diesel::sql_query("UPDATE log_state SET state = state WHERE id = 1").execute(c)?;
             Ok(())
         });
+        // SQLite may still fit a small write in its WAL on a full disk: the store is back only
+        // with room for a batch.
+        let probe = probe
+            .map_err(|e| e.to_string())
+            .and_then(|()| match &self.url {
+                DatabaseUrl::Sqlite(path) => health::check_free_space(Path::new(path)),
+                DatabaseUrl::Postgres(_) => Ok(()),
+            });
         match probe {
             Ok(()) => self.metrics.health.store_ok(),
             Err(e) => {

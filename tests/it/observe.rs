@@ -177,6 +177,18 @@ fn open_table_and_round(base: &str, op: &str, table: &str) -> String {
     r.body["round"].as_str().expect("round id").to_string()
 }
 
+/// Closes betting and spins: the round is settled (every bet in it paid or lost).
+fn settle(base: &str, op: &str, round: &str) {
+    let events = format!("/v1/rounds/{round}/events");
+    let r = post_until_recorded(base, op, &events, &json!({"type": "close_betting"}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    let spin =
+        json!({"type": "spin", "number": 17, "ball_against_rotation": true, "ball_revolutions": 4});
+    let r = post_until_recorded(base, op, &events, &spin);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["phase"], "settled", "{}", r.text);
+}
+
 /// The bet ids a bets reply accepted.
 fn accepted_bets(reply: &Value) -> Vec<String> {
     reply["results"]
@@ -540,7 +552,7 @@ fn a_full_disk_fails_readiness_answers_503_loses_nothing_and_recovers() {
     let bets_path = format!("/v1/rounds/{round}/bets");
     let bet: Value = serde_json::from_str(BET).unwrap();
     let mut acknowledged: BTreeSet<String> = BTreeSet::new();
-    let mut bet_once = |i: &str| -> Reply {
+    let bet_once = |i: &str, acknowledged: &mut BTreeSet<String>| -> Reply {
         let r = post(&base, &op, i, &bets_path, &bet).expect("an answer");
         if r.status == 200 {
             acknowledged.extend(accepted_bets(&r.body));
@@ -548,14 +560,17 @@ fn a_full_disk_fails_readiness_answers_503_loses_nothing_and_recovers() {
         r
     };
     for i in 0..5 {
-        assert_eq!(bet_once(&format!("before-{i}")).status, 200);
+        assert_eq!(
+            bet_once(&format!("before-{i}"), &mut acknowledged).status,
+            200
+        );
     }
 
     let filler = fill(&tmpfs.0);
     // Bets go on until the store refuses one (SQLite may still fit a few commits in its WAL).
     let mut refused = None;
     for i in 0..2_000 {
-        let r = bet_once(&format!("full-{i}"));
+        let r = bet_once(&format!("full-{i}"), &mut acknowledged);
         match r.status {
             200 => continue,
             503 => {
@@ -566,6 +581,10 @@ fn a_full_disk_fails_readiness_answers_503_loses_nothing_and_recovers() {
         }
     }
     let refused = refused.expect("a bet on a full disk is refused");
+    eprintln!(
+        "disk full: {} bets acknowledged in all before the first 503",
+        acknowledged.len()
+    );
     assert_eq!(refused.body["code"], "unavailable", "{}", refused.text);
     assert!(refused.retry_after.is_some(), "503 carries Retry-After");
     let not_ready = wait_ready(&base, 503, Duration::from_secs(5));
@@ -573,12 +592,15 @@ fn a_full_disk_fails_readiness_answers_503_loses_nothing_and_recovers() {
     assert!(not_ready.retry_after.is_some());
     assert_eq!(get(&base, "/healthz").status, 200, "liveness stays 200");
     // While the disk stays full, bets keep being refused, quickly.
-    for i in 0..5 {
-        let r = bet_once(&format!("still-full-{i}"));
+    for i in 0..10 {
+        let r = bet_once(&format!("still-full-{i}"), &mut acknowledged);
         assert_eq!(r.status, 503, "{}", r.text);
         assert!(r.retry_after.is_some());
         assert!(r.elapsed < Duration::from_secs(5), "{:?}", r.elapsed);
         std::thread::sleep(Duration::from_millis(300));
+        // The writer probes the store every second; a disk still full keeps it not ready.
+        let ready = get(&base, "/readyz");
+        assert_eq!(ready.status, 503, "{}", ready.text);
     }
     let m = scrape(&base);
     assert_eq!(value(&m, "pitboss_ready", &[]), Some(0.0));
@@ -598,6 +620,8 @@ fn a_full_disk_fails_readiness_answers_503_loses_nothing_and_recovers() {
     .expect("answer");
     assert_eq!(r.status, 200, "{}", r.text);
     acknowledged.extend(accepted_bets(&r.body));
+    settle(&base, &op, &round);
+    settle(&base, &op, &round2);
 
     // Nothing acknowledged was lost, and the log verifies.
     let exported = exported_bets(&base, &auditor);
@@ -755,6 +779,8 @@ struct Sent {
     status: u16,
     code: Option<String>,
     elapsed: Duration,
+    /// When the answer came.
+    at: Instant,
 }
 
 #[test]
@@ -845,6 +871,7 @@ fn postgres_out_of_reach_answers_within_5s_loses_nothing_and_resumes() {
                     status: r.status,
                     code: r.body["code"].as_str().map(str::to_string),
                     elapsed: r.elapsed,
+                    at: Instant::now(),
                 });
                 let _ = &bet;
                 std::thread::sleep(Duration::from_millis(10));
@@ -922,8 +949,21 @@ fn postgres_out_of_reach_answers_within_5s_loses_nothing_and_resumes() {
                 .any(|(at, s, _)| at > from && at <= to && *s == 503),
             "{mode:?}: /readyz never failed"
         );
-        let refused = sent.iter().filter(|s| s.status == 503).count();
-        assert!(refused > 0, "{mode:?}: no bet was refused");
+        let during = |s: &&Sent| s.at > *from && s.at <= *to + Duration::from_secs(3);
+        assert!(
+            sent.iter().filter(during).any(|s| s.status == 503),
+            "{mode:?}: no bet was refused"
+        );
+        if *mode == Mode::Stall {
+            // A batch hung on the stalled connection: its commands were told the outcome is
+            // unknown when the deadline passed, not made to wait for the network.
+            assert!(
+                sent.iter()
+                    .filter(during)
+                    .any(|s| s.code.as_deref() == Some("outcome_unknown")),
+                "{mode:?}: no request reached its deadline"
+            );
+        }
     }
     assert!(polls.iter().all(|(_, _, e)| *e < Duration::from_secs(5)));
     assert_eq!(polls.last().unwrap().1, 200, "ready again at the end");
@@ -957,6 +997,12 @@ fn postgres_out_of_reach_answers_within_5s_loses_nothing_and_resumes() {
             acknowledged.extend(accepted_bets(&first.body));
         }
     }
+    // A round played to its end after all that.
+    let round = open_table_and_round(&base, &op, "final");
+    let r = post_until_recorded(&base, &op, &format!("/v1/rounds/{round}/bets"), &bet);
+    assert_eq!(r.status, 200, "{}", r.text);
+    acknowledged.extend(accepted_bets(&r.body));
+    settle(&base, &op, &round);
     let exported = exported_bets(&base, &auditor);
     let lost: Vec<&String> = acknowledged.difference(&exported).collect();
     assert!(
