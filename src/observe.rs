@@ -356,20 +356,6 @@ fn route_label(template: &str) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn route_labels_name_their_segments_without_braces() {
-        use super::route_label;
-        assert_eq!(
-            route_label("/v1/rounds/{round}/bets"),
-            "/v1/rounds/:round/bets"
-        );
-        assert_eq!(route_label("/docs/{file:.*}"), "/docs/:file");
-        assert_eq!(route_label("/healthz"), "/healthz");
-    }
-}
-
 /// Installs the process's log subscriber: JSON lines (or text) on stderr, filtered by
 /// `PITBOSS_LOG` (default `info,actix_server=warn`). Stdout stays for what `serve` prints for people and
 /// scripts (the listening address, the bootstrap key). A second call does nothing.
@@ -391,4 +377,18 @@ pub fn init_logging() {
             .with_span_list(false)
             .try_init()
     };
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn route_labels_name_their_segments_without_braces() {
+        use super::route_label;
+        assert_eq!(
+            route_label("/v1/rounds/{round}/bets"),
+            "/v1/rounds/:round/bets"
+        );
+        assert_eq!(route_label("/docs/{file:.*}"), "/docs/:file");
+        assert_eq!(route_label("/healthz"), "/healthz");
+    }
 }

@@ -40,6 +40,7 @@ struct Reply {
 
 /// One request (checked against the API description like every test reply); `Err` only when
 /// no answer came at all within `timeout`.
+#[allow(clippy::too_many_arguments)]
 fn call(
     base: &str,
     method: &str,
