@@ -816,7 +816,7 @@ impl Writer {
             let first = match rx.recv_timeout(CHECKPOINT_INTERVAL) {
                 Ok(m) => m,
                 Err(RecvTimeoutError::Timeout) => {
-                    let _ = self.checkpoint_or_reload();
+                    let _ = self.checkpoint_if_pending();
                     if self.metrics.health.is_store_down() {
                         self.probe_store();
                     }
@@ -846,22 +846,12 @@ impl Writer {
             if !checkpoint_requests.is_empty()
                 || self.last_checkpoint.elapsed() >= CHECKPOINT_INTERVAL
             {
-                let result = self.checkpoint_or_reload().map(|()| self.appender.size());
+                let result = self.checkpoint_if_pending().map(|()| self.appender.size());
                 for tx in checkpoint_requests {
                     let _ = tx.send(result.clone());
                 }
             }
         }
-    }
-
-    /// [`Writer::checkpoint_if_pending`]; after a failure the appender is rebuilt from the
-    /// store, which holds the checkpoint if its commit went through after all.
-    fn checkpoint_or_reload(&mut self) -> Result<(), String> {
-        let result = self.checkpoint_if_pending();
-        if result.is_err() {
-            self.reload();
-        }
-        result
     }
 
     fn checkpoint_if_pending(&mut self) -> Result<(), String> {
@@ -896,6 +886,24 @@ impl Writer {
                 Ok(())
             }
             Err(e) => {
+                // A COMMIT that lost its connection may have gone through: then this
+                // checkpoint is stored, and inserting it again would fail for ever.
+                let stored: Option<String> = checkpoints::table
+                    .filter(checkpoints::tree_size.eq(size))
+                    .select(checkpoints::note)
+                    .first(&mut self.conn)
+                    .optional()
+                    .unwrap_or(None);
+                match stored {
+                    Some(note) if note == text => {
+                        self.appender = next;
+                        self.metrics.checkpoints.fetch_add(1, Ordering::Relaxed);
+                        return Ok(());
+                    }
+                    // Another note of this size: the stored log state is the one to go on from.
+                    Some(_) => self.reload(),
+                    None => {}
+                }
                 self.metrics
                     .storage_failures
                     .fetch_add(1, Ordering::Relaxed);
