@@ -80,11 +80,11 @@ pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {
 
 /// Readiness: whether the service can record commands now.
 ///
-/// `503 not_ready` (with `Retry-After`) while the store refuses writes (disk full, database
+/// `503 not_ready` (with `Retry-After`) while the service starts (it replays its audit log
+/// before it takes commands), while the store refuses writes (disk full, database
 /// unreachable or not answering in time) and while the service rebuilds its state from the
-/// log after such a failure; `200` otherwise. Before the start-up replay has finished the
-/// service does not listen at all. Commands sent while it is not ready are answered `503`
-/// at once, with nothing recorded. `/healthz` stays `200` throughout: it says the process
+/// log after such a failure; `200` otherwise. Commands sent while it is not ready are
+/// answered `503` at once, with nothing recorded. `/healthz` stays `200` throughout: it says the process
 /// is alive, this says whether to send it traffic. No authentication.
 #[utoipa::path(
     tag = "ops",
@@ -156,6 +156,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// Runs the service until it is stopped; prints `listening on http://ADDR` once bound.
 pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
+    // The port is taken first and answers while the log replays (`/readyz` 503, `/healthz`
+    // 200); the HTTP server takes over the same socket once the service is up.
+    let listener = std::net::TcpListener::bind(&config.bind)
+        .map_err(|e| format!("bind {}: {e}", config.bind))?;
+    let starting = super::starting::Starting::start(&listener, plans.len())
+        .map_err(|e| format!("bind {}: {e}", config.bind))?;
+    if let Ok(a) = listener.local_addr() {
+        println!("starting on http://{a}");
+    }
     crate::service::secrets::secure_data_dir(&config.data_dir)
         .map_err(|e| format!("{}: {e}", config.data_dir.display()))?;
     let url = config
@@ -258,7 +267,10 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                 super::problem::route_miss(req.method(), req.path())
             }))
     })
-    .bind(&config.bind)
+    .listen({
+        starting.stop();
+        listener
+    })
     .map_err(|e| format!("bind {}: {e}", config.bind))?;
     let addrs: Vec<SocketAddr> = server.addrs();
     for a in &addrs {

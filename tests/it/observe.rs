@@ -1036,3 +1036,96 @@ fn post_until_recorded_with(base: &str, key: &str, idem: &str, path: &str, body:
         }
     }
 }
+
+// ----- start-up ------------------------------------------------------------------------------
+
+/// While `serve` replays its log the port already answers: `/readyz` 503 `not_ready`,
+/// `/healthz` 200; once it listens, `/readyz` is 200.
+#[test]
+fn readiness_fails_while_the_start_up_replay_runs() {
+    use std::io::BufRead;
+    let storage = Storage::new(Backend::Sqlite);
+    // A log of some thousands of entries, so that its replay takes a while.
+    {
+        let server = TestServer::on(&storage);
+        let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
+        let round = open_table_and_round(&server.base, &op, "t1");
+        for i in 0..8 {
+            let bets: Vec<Value> = (0..500)
+                .map(|j| json!({"player": format!("p{i}-{j}"), "bet": "red_black", "field": "red", "stake_minor": 100}))
+                .collect();
+            let r = post_until_recorded(
+                &server.base,
+                &op,
+                &format!("/v1/rounds/{round}/bets"),
+                &json!({ "bets": bets }),
+            );
+            assert_eq!(r.body["accepted"], 500, "{}", r.text);
+        }
+    }
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pitboss"))
+        .arg("--plans")
+        .arg(crate::source::plans_dir())
+        .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+        .arg(storage.data_dir())
+        .env_remove("DATABASE_URL")
+        .env_remove("PITBOSS_LOG_ORIGIN")
+        .env("PITBOSS_ADMIN_KEY", ADMIN_KEY)
+        .env("PITBOSS_RTP_ROUNDS", "0")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("spawn pitboss serve");
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let base = loop {
+        match lines.next() {
+            Some(Ok(l)) => {
+                if let Some(a) = l.strip_prefix("starting on ") {
+                    break a.trim().to_string();
+                }
+            }
+            other => {
+                let _ = child.kill();
+                panic!("no `starting on` line: {other:?}");
+            }
+        }
+    };
+    // Poll until the service listens.
+    let listening = Arc::new(AtomicBool::new(false));
+    let poller = {
+        let (base, listening) = (base.clone(), listening.clone());
+        std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            while !listening.load(Ordering::SeqCst) {
+                let ready = get(&base, "/readyz");
+                let health = get(&base, "/healthz");
+                seen.push((ready.status, ready.body, ready.retry_after, health.status));
+            }
+            seen
+        })
+    };
+    let listened = lines.any(|l| l.is_ok_and(|l| l.starts_with("listening on ")));
+    listening.store(true, Ordering::SeqCst);
+    std::thread::spawn(move || for _ in lines {});
+    let seen = poller.join().expect("poller");
+    assert!(listened, "the service never listened");
+    let replaying: Vec<_> = seen.iter().filter(|s| s.0 == 503).collect();
+    assert!(
+        !replaying.is_empty(),
+        "no /readyz answer while the log replayed: {seen:?}"
+    );
+    for (_, body, retry_after, health) in &replaying {
+        assert_eq!(body["code"], "not_ready", "{body}");
+        assert!(retry_after.is_some());
+        assert_eq!(*health, 200, "liveness holds while the log replays");
+    }
+    let ready = get(&base, "/readyz");
+    assert_eq!(ready.status, 200, "{}", ready.text);
+    assert!(ready.body["log_entries"].as_u64().unwrap() > 4_000);
+    eprintln!(
+        "start-up: {} /readyz answers 503 before the service listened",
+        replaying.len()
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
