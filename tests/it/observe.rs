@@ -544,7 +544,10 @@ fn a_full_disk_fails_readiness_answers_503_loses_nothing_and_recovers() {
         &crate::source::plans_dir(),
         &data,
         None,
-        &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)],
+        &[
+            ("PITBOSS_ADMIN_KEY", ADMIN_KEY),
+            ("PITBOSS_WRITE_DEADLINE_MS", "3000"),
+        ],
     );
     let base = server.base.clone();
     let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
@@ -808,7 +811,11 @@ fn postgres_out_of_reach_answers_within_5s_loses_nothing_and_resumes() {
         &crate::source::plans_dir(),
         data.path(),
         Some(&url),
-        &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)],
+        // The default deadline, which the other tests raise.
+        &[
+            ("PITBOSS_ADMIN_KEY", ADMIN_KEY),
+            ("PITBOSS_WRITE_DEADLINE_MS", "3000"),
+        ],
     );
     let base = server.base.clone();
     let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
