@@ -10,6 +10,7 @@ pub mod games;
 pub mod keyfile;
 pub mod limits;
 pub mod money;
+pub mod observe;
 pub mod origin;
 pub mod plan;
 pub mod replay;

@@ -1,7 +1,5 @@
 //! Key management (admin only) and the service's own metrics.
 
-use std::sync::atomic::Ordering;
-
 use actix_web::http::StatusCode;
 use actix_web::{get, post, web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -510,126 +508,31 @@ pub async fn rotate_key(
     .await)
 }
 
-/// The service's counters, Prometheus text exposition.
+/// The service's metrics, Prometheus text exposition.
 ///
-/// Bets accepted and refused, rounds settled and voided, group commits, log entries,
-/// checkpoints and storage failures. No authentication.
+/// Counters: bets accepted and refused, rounds settled and voided, group commits, log
+/// entries, checkpoints, storage failures, throttled requests. Histograms: request latency
+/// per method, route and status (`pitboss_http_request_duration_seconds`), the writer's
+/// stages (`pitboss_writer_stage_duration_seconds{stage="lookup|decide|seal|write|commit"}`),
+/// commands per batch, time in the queue; the queue's depth and readiness (`pitboss_ready`).
+/// The Prometheus text format 0.0.4, or OpenMetrics 1.0.0 when asked for with
+/// `Accept: application/openmetrics-text`. No authentication.
 #[utoipa::path(
     tag = "ops",
     responses(
-        (status = 200, description = "Prometheus text format 0.0.4.", body = String, content_type = "text/plain; version=0.0.4"),
+        (status = 200, description = "Prometheus text format 0.0.4 (or OpenMetrics 1.0.0 when the `Accept` header asks for it).", content(
+            (String = "text/plain; version=0.0.4; charset=utf-8"),
+            (String = "application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        )),
     ),
 )]
 #[get("/metrics")]
-pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
-    let m = &state.service.metrics;
-    let mut out = String::new();
-    for (name, help, kind, value) in [
-        (
-            "pitboss_bets_accepted_total",
-            "Bets accepted and logged.",
-            "counter",
-            m.bets_accepted.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_bets_refused_total",
-            "Bets refused and logged.",
-            "counter",
-            m.bets_refused.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_rounds_settled_total",
-            "Rounds settled.",
-            "counter",
-            m.rounds_settled.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_rounds_voided_total",
-            "Rounds voided with every stake refunded.",
-            "counter",
-            m.rounds_voided.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_log_batches_total",
-            "Group commits of the audit log.",
-            "counter",
-            m.batches.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_log_batch_commands_total",
-            "Commands written in those group commits.",
-            "counter",
-            m.batch_commands.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_log_entries",
-            "Entries in the audit log.",
-            "gauge",
-            m.log_entries.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_checkpoints_total",
-            "Checkpoints signed.",
-            "counter",
-            m.checkpoints.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_storage_failures_total",
-            "Batches or checkpoints the database refused.",
-            "counter",
-            m.storage_failures.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_rounds_in_memory",
-            "Rounds held in memory: the open ones (finished rounds are read from the store).",
-            "gauge",
-            m.rounds_in_memory.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_tables_in_memory",
-            "Tables held in memory.",
-            "gauge",
-            m.tables_in_memory.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_snapshots_total",
-            "Snapshots of the live state stored (a start replays only the log after the latest).",
-            "counter",
-            m.snapshots.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_snapshot_bytes",
-            "Size of the last snapshot of the live state.",
-            "gauge",
-            m.snapshot_bytes.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_start_replayed_entries",
-            "Log entries the last start replayed after the snapshot it started from.",
-            "gauge",
-            m.start_replayed_entries.load(Ordering::Relaxed),
-        ),
-        (
-            "pitboss_refusals_unlogged_total",
-            "Refusal entries not logged because their operator's refusal budget was used up.",
-            "counter",
-            m.refusals_unlogged.load(Ordering::Relaxed),
-        ),
-    ] {
-        out.push_str(&format!(
-            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
-        ));
-    }
-    out.push_str(
-        "# HELP pitboss_throttled_total Requests refused with 429, by the limit they met.\n\
-         # TYPE pitboss_throttled_total counter\n",
-    );
-    for (limit, n) in m.throttled.all() {
-        out.push_str(&format!(
-            "pitboss_throttled_total{{limit=\"{limit}\"}} {n}\n"
-        ));
-    }
-    HttpResponse::Ok()
-        .content_type("text/plain; version=0.0.4")
-        .body(out)
+pub async fn metrics(state: web::Data<AppState>, req: actix_web::HttpRequest) -> HttpResponse {
+    let openmetrics = req
+        .headers()
+        .get(actix_web::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("application/openmetrics-text"));
+    let (content_type, body) = crate::observe::render(&state.service.metrics, openmetrics);
+    HttpResponse::Ok().content_type(content_type).body(body)
 }

@@ -591,7 +591,8 @@ pub struct NewKeyReply {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Health {
-    /// `ok`.
+    /// `ok` (`/healthz`: the process is up; `starting` while it replays its audit log, when
+    /// `log_entries` is not known yet and reads 0) or `ready` (`/readyz`: it can write).
     pub status: String,
     /// Loaded plan versions.
     pub plans: usize,

@@ -148,6 +148,7 @@ const ACTION_REFUSALS: &[&str] = &[
 /// Every operation that answers with an error, and its codes.
 pub const OPERATIONS: &[OperationErrors] = &[
     op("GET", "/docs/{file}", &[(404, &["no_such_route"])]),
+    op("GET", "/readyz", &[(503, &["not_ready"])]),
     op(
         "POST",
         "/v1/admin/keys",
@@ -303,7 +304,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
                     "idempotency_key_reused",
                 ],
             ),
-            (503, &["unavailable"]),
+            (503, &["unavailable", "outcome_unknown"]),
         ],
     ),
     op(
@@ -316,7 +317,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (404, &["round_not_found"]),
             (409, &["out_of_order"]),
             (422, &["bad_decision_count", "idempotency_key_reused"]),
-            (503, &["unavailable"]),
+            (503, &["unavailable", "outcome_unknown"]),
         ],
     ),
     op(
@@ -339,7 +340,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
                 ],
             ),
             (422, EVENT_REFUSALS),
-            (503, &["unavailable"]),
+            (503, &["unavailable", "outcome_unknown"]),
         ],
     ),
     op(
@@ -370,7 +371,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (404, &["round_not_found"]),
             (409, &["out_of_order"]),
             (422, &["bad_reason", "idempotency_key_reused"]),
-            (503, &["unavailable"]),
+            (503, &["unavailable", "outcome_unknown"]),
         ],
     ),
     op(
@@ -394,7 +395,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
                     "idempotency_key_reused",
                 ],
             ),
-            (503, &["unavailable"]),
+            (503, &["unavailable", "outcome_unknown"]),
         ],
     ),
     op(
@@ -415,7 +416,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
                 &["table_closed", "decision_time_open", "round_in_progress"],
             ),
             (422, ACTION_REFUSALS),
-            (503, &["unavailable"]),
+            (503, &["unavailable", "outcome_unknown"]),
         ],
     ),
     op(
@@ -428,7 +429,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (404, &["table_not_found"]),
             (409, &["table_closed"]),
             (422, &["chips_at_table", "idempotency_key_reused"]),
-            (503, &["unavailable"]),
+            (503, &["unavailable", "outcome_unknown"]),
         ],
     ),
     op(
@@ -440,7 +441,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (403, &["forbidden"]),
             (404, &["table_not_found"]),
             (422, &["bad_id", "idempotency_key_reused"]),
-            (503, &["unavailable"]),
+            (503, &["unavailable", "outcome_unknown"]),
         ],
     ),
     op(
@@ -460,7 +461,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
                     "idempotency_key_reused",
                 ],
             ),
-            (503, &["unavailable", "rng_unavailable"]),
+            (503, &["unavailable", "outcome_unknown", "rng_unavailable"]),
         ],
     ),
     op(
@@ -473,7 +474,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (404, &["table_not_found"]),
             (409, &["out_of_order"]),
             (422, &["no_shoe", "idempotency_key_reused"]),
-            (503, &["unavailable"]),
+            (503, &["unavailable", "outcome_unknown"]),
         ],
     ),
 ];
@@ -538,6 +539,8 @@ pub fn sample_detail(code: &str) -> String {
         "unauthorized" => "send `Authorization: Bearer <API key>`".into(),
         "forbidden" => "only an operator key may do this".into(),
         "unavailable" => "the database did not answer in time; nothing was recorded".into(),
+        "outcome_unknown" => "the store did not confirm this request within 3000 ms: it may or may not have been recorded; retry with the same Idempotency-Key, which returns the recorded answer or performs the request once".into(),
+        "not_ready" => "the store refuses writes (storage: database or disk is full)".into(),
         "plan_not_found" => "no plan evolution-roulette@9 is loaded".into(),
         "table_not_found" => "no table t1".into(),
         "round_not_found" => "no round t1.1".into(),

@@ -12,6 +12,7 @@ pub mod plans;
 pub mod problem;
 pub mod schemas;
 mod shape;
+pub mod starting;
 pub mod startup;
 pub mod tables;
 

@@ -42,6 +42,7 @@ machine `code`; a refusal by a rule of the plan also names the plan (`id@version
     info(title = "pitboss", description = DESCRIPTION),
     paths(
         startup::healthz,
+        startup::readyz,
         admin::metrics,
         openapi_json,
         docs_page,

@@ -4,10 +4,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use actix_web::http::StatusCode;
 use actix_web::{get, web, App, HttpResponse, HttpServer};
 
 use super::auth::KeyRing;
-use super::dto::Health;
+use super::dto::{Health, ProblemDocument};
 use super::problem::Problem;
 use super::{admin, audit, openapi, plans, tables};
 use crate::plan::PlanSet;
@@ -52,6 +53,8 @@ pub struct ServeConfig {
     pub secure_cookies: bool,
     /// When the writer stores snapshots of the live state.
     pub snapshots: crate::service::Snapshots,
+    /// How long a request waits for the writer before it is answered `503 outcome_unknown`.
+    pub write_deadline: Option<std::time::Duration>,
 }
 
 /// Largest request body accepted, in bytes.
@@ -77,10 +80,50 @@ pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {
     })
 }
 
+/// Readiness: whether the service can record commands now.
+///
+/// `503 not_ready` (with `Retry-After`) while the service starts (it replays its audit log
+/// before it takes commands), while the store refuses writes (disk full, database
+/// unreachable or not answering in time) and while the service rebuilds its state from the
+/// log after such a failure; `200` otherwise. Commands sent while it is not ready are
+/// answered `503` at once, with nothing recorded. `/healthz` stays `200` throughout: it says the process
+/// is alive, this says whether to send it traffic. No authentication.
+#[utoipa::path(
+    tag = "ops",
+    responses(
+        (status = 200, description = "The service can record commands.", body = Health),
+        (status = 503, description = "`not_ready`: the store refuses writes, or the state is being rebuilt; the detail says which.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
+#[get("/readyz")]
+pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, Problem> {
+    let metrics = &state.service.metrics;
+    match metrics.health.readiness() {
+        Ok(()) => Ok(HttpResponse::Ok().json(Health {
+            status: "ready".to_string(),
+            plans: state.plans.len(),
+            log_entries: metrics
+                .log_entries
+                .load(std::sync::atomic::Ordering::Relaxed),
+        })),
+        Err(not_ready) => {
+            let mut p = Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "not_ready",
+                "Service unavailable",
+                not_ready.detail,
+            );
+            p.retry_after_s = Some(1);
+            Err(p)
+        }
+    }
+}
+
 /// Every route of the service. Each one is annotated with `#[utoipa::path]` and listed in
 /// [`openapi::ApiDoc`]; `tests/it/api_openapi.rs` checks that the two lists agree.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(healthz)
+        .service(readyz)
         .service(openapi::openapi_json)
         .service(openapi::docs_page)
         .service(openapi::docs_asset)
@@ -118,6 +161,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// Runs the service until it is stopped; prints `listening on http://ADDR` once bound.
 pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
+    // The port is taken first and answers while the log replays (`/readyz` 503, `/healthz`
+    // 200); the HTTP server takes over the same socket once the service is up.
+    let listener = std::net::TcpListener::bind(&config.bind)
+        .map_err(|e| format!("bind {}: {e}", config.bind))?;
+    let starting = super::starting::Starting::start(&listener, plans.len())
+        .map_err(|e| format!("bind {}: {e}", config.bind))?;
+    if let Ok(a) = listener.local_addr() {
+        println!("starting on http://{a}");
+    }
     crate::service::secrets::secure_data_dir(&config.data_dir)
         .map_err(|e| format!("{}: {e}", config.data_dir.display()))?;
     let url = config
@@ -141,6 +193,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             throttled: throttled.clone(),
             idempotency_retention: Some(config.idempotency_retention),
             snapshots: Some(config.snapshots),
+            submit_deadline: config.write_deadline,
         },
     )
     .map_err(|e| e.to_string())?;
@@ -219,6 +272,12 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                 Problem::bad_request("malformed_path", err.to_string()).into()
             }))
             .wrap(actix_web::middleware::from_fn(super::problem::limit_uri))
+            // Latency per route, the request id returned and handed to the writer…
+            .wrap(actix_web::middleware::from_fn(
+                crate::observe::observe_request,
+            ))
+            // …inside the request's root span, which makes the id.
+            .wrap(tracing_actix_web::TracingLogger::default())
             .configure(configure)
             // HTML pages for people, outside the API and its description.
             .configure(crate::console::configure)
@@ -226,7 +285,10 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                 super::problem::route_miss(req.method(), req.path())
             }))
     })
-    .bind(&config.bind)
+    .listen({
+        starting.stop();
+        listener
+    })
     .map_err(|e| format!("bind {}: {e}", config.bind))?;
     let addrs: Vec<SocketAddr> = server.addrs();
     for a in &addrs {

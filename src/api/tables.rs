@@ -166,7 +166,7 @@ pub struct OpenTable {
         (status = 404, description = "`plan_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 409, description = "`table_exists`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "Refused: `bad_id`, `bad_plan_ref`, `mode_not_allowed` (with `plan` and `clause`), `mode_not_supported` (RNG at a player-versus-player table), `family_not_supported`; or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[post("/v1/tables")]
@@ -216,7 +216,7 @@ pub struct Reason {
         (status = 404, description = "`table_not_found` (also for another operator's table).", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 409, description = "`table_closed`: already closed.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "`idempotency_key_reused`, or another refusal.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[post("/v1/tables/{table}/close")]
@@ -259,7 +259,7 @@ pub async fn close_table(
         (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 409, description = "`table_closed` or `round_in_progress` (settle or void it first).", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "`idempotency_key_reused`, or another refusal.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 503, description = "`unavailable` or `rng_unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable` or `rng_unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[post("/v1/tables/{table}/rounds")]
@@ -310,7 +310,7 @@ pub struct PlayerConnection {
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "`bad_id` or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[post("/v1/tables/{table}/players")]
@@ -391,7 +391,7 @@ pub struct Bets {
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "The request as a whole is refused: `bad_bet_count` (1–500 bets), `family_not_supported`, or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[post("/v1/rounds/{round}/bets")]
@@ -495,7 +495,7 @@ pub enum DealerEvent {
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 409, description = "`out_of_order`, `betting_open`, `betting_closed`, `wrong_mode`, `not_rng` or `decisions_open`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "An illegal value (`invalid_number`…), a card the rules or the shoe refuse (`wrong_position`, `deal_complete`, `card_not_in_shoe`, `duplicate_card`, …; nothing of the request is recorded and the round waits for the right card or a void), `misdeal_not_in_plan`, a settlement the plan forbids (`max_win_exceeded`), or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[post("/v1/rounds/{round}/events")]
@@ -545,7 +545,7 @@ pub async fn post_event(
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 409, description = "`out_of_order`: already settled or voided.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "`bad_reason` (1–500 characters) or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[post("/v1/rounds/{round}/void")]
@@ -612,7 +612,7 @@ pub struct PlayerDecision {
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 409, description = "`out_of_order`: no decision time is open.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "`bad_decision_count` or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[post("/v1/rounds/{round}/decisions")]
@@ -675,7 +675,7 @@ pub enum ShoeActionKind {
         (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 409, description = "`out_of_order`: a round is being dealt.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "`no_shoe` (an RNG table or a game without cards) or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[post("/v1/tables/{table}/shoe")]
@@ -730,7 +730,7 @@ pub async fn shoe(
         (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 409, description = "`table_closed`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "The rules refuse the action (its code, with `plan` and `clause`), `malformed_action`, `not_in_game` (a table played against the house), `no_automatic_decision`, or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[post("/v1/tables/{table}/actions")]

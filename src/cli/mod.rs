@@ -96,6 +96,10 @@ pub enum Command {
         /// Seconds after which a snapshot is due if any entry came since the last.
         #[arg(long, env = "PITBOSS_SNAPSHOT_INTERVAL_S", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
         snapshot_interval_s: u64,
+        /// Milliseconds a command waits for the writer's durable answer; past it the request
+        /// is answered 503 `outcome_unknown` (a retry with the same Idempotency-Key tells).
+        #[arg(long, env = "PITBOSS_WRITE_DEADLINE_MS", default_value_t = crate::service::SUBMIT_DEADLINE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
+        write_deadline_ms: u64,
         #[command(flatten)]
         limits: LimitArgs,
     },
@@ -264,7 +268,9 @@ pub fn run(cli: Cli) -> ExitCode {
             secure_cookies,
             snapshot_every,
             snapshot_interval_s,
+            write_deadline_ms,
         } => {
+            crate::observe::init_logging();
             // A service never starts on plans with errors: it would enforce rules nobody approved.
             let set = match load(&cli.plans) {
                 Ok(set) => set,
@@ -294,6 +300,7 @@ pub fn run(cli: Cli) -> ExitCode {
                     every_entries: snapshot_every,
                     interval: std::time::Duration::from_secs(snapshot_interval_s),
                 },
+                write_deadline: Some(std::time::Duration::from_millis(write_deadline_ms)),
             };
             match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {
                 Ok(()) => ExitCode::SUCCESS,

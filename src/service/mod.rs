@@ -41,6 +41,7 @@ use crate::store::tiles::{write_tiles, TileRow, Tiles};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
 pub mod derived;
+pub mod health;
 pub mod refusal;
 pub mod retention;
 pub mod secrets;
@@ -54,6 +55,9 @@ pub const MAX_BATCH_COMMANDS: usize = 1024;
 pub const QUEUE_CAPACITY: usize = 16_384;
 /// Checkpoints are signed at least this often while entries are pending.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
+/// How long a request waits for the writer's answer by default; past it the request is
+/// answered 503 with its outcome unknown (a retry with the same Idempotency-Key tells).
+pub const SUBMIT_DEADLINE: Duration = Duration::from_secs(3);
 
 /// A change an operator asks for.
 #[derive(Debug, Clone)]
@@ -233,6 +237,25 @@ impl Reply {
         }
     }
 
+    /// 503: the writer did not answer within the deadline; the command may yet be recorded.
+    pub fn outcome_unknown(deadline: Duration) -> Reply {
+        Reply {
+            retry_after_s: Some(1),
+            ..Reply::refusal(
+                503,
+                &Refusal::new(
+                    "outcome_unknown",
+                    format!(
+                        "the store did not confirm this request within {} ms: it may or may not \
+                         have been recorded; retry with the same Idempotency-Key, which returns \
+                         the recorded answer or performs the request once",
+                        deadline.as_millis()
+                    ),
+                ),
+            )
+        }
+    }
+
     /// 429: a limit of the caller's was reached; nothing was recorded.
     pub fn throttled(code: &str, detail: String, retry_after_s: u64) -> Reply {
         let mut r = Reply::refusal(429, &Refusal::new(code, detail));
@@ -261,6 +284,9 @@ struct Job {
     idem: Option<Idempotency>,
     command: Command,
     reply: tokio::sync::oneshot::Sender<Reply>,
+    /// The HTTP request the command came in (for the logs).
+    request_id: Option<tracing_actix_web::RequestId>,
+    queued_at: Instant,
 }
 
 enum Msg {
@@ -295,6 +321,11 @@ pub struct Metrics {
     /// Rounds and tables held in memory (the live working set).
     pub rounds_in_memory: AtomicU64,
     pub tables_in_memory: AtomicU64,
+    /// Latency histograms of the HTTP layer and of the writer's stages (`/metrics`).
+    pub http: crate::observe::HttpMetrics,
+    pub writer: crate::observe::WriterMetrics,
+    /// Whether the writer can write now (`/readyz`).
+    pub health: health::Health,
 }
 
 /// What the HTTP layer holds.
@@ -308,6 +339,8 @@ pub struct Service {
     pub public_key_pem: String,
     pub key_validity: Arc<RwLock<Vec<pitboss_audit::keys::KeyValidity>>>,
     pub database: DatabaseUrl,
+    /// How long a request waits for the writer ([`SUBMIT_DEADLINE`] unless configured).
+    pub submit_deadline: Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -339,6 +372,8 @@ pub struct StartOptions {
     pub idempotency_retention: Option<Duration>,
     /// When the writer stores a snapshot of the live state (`None`: [`Snapshots::default`]).
     pub snapshots: Option<Snapshots>,
+    /// How long a request waits for the writer (`None`: [`SUBMIT_DEADLINE`]).
+    pub submit_deadline: Option<Duration>,
 }
 
 /// When the writer stores a snapshot of the live state: after `every_entries` new entries,
@@ -439,6 +474,8 @@ impl Service {
             throttled: options.throttled.clone(),
             ..Metrics::default()
         });
+        let submit_deadline = options.submit_deadline.unwrap_or(SUBMIT_DEADLINE);
+        metrics.health.set_deadline(submit_deadline);
         metrics
             .log_entries
             .store(appender.size(), Ordering::Relaxed);
@@ -497,6 +534,7 @@ impl Service {
             public_key_pem,
             key_validity,
             database: url,
+            submit_deadline,
         })
     }
 
@@ -507,15 +545,27 @@ impl Service {
         idem: Option<Idempotency>,
         command: Command,
     ) -> Reply {
+        // While the store refuses writes, nothing would be recorded: say so at once rather
+        // than after the deadline.
+        if let Err(not_ready) = self.metrics.health.readiness() {
+            return Reply::unavailable(&format!(
+                "{}; nothing of this request was recorded, retry with the same Idempotency-Key",
+                not_ready.detail
+            ));
+        }
         let (reply, rx) = tokio::sync::oneshot::channel();
         let job = Job {
             operator: operator.to_string(),
             idem,
             command,
             reply,
+            request_id: crate::observe::current_request_id(),
+            queued_at: Instant::now(),
         };
         match self.tx.try_send(Msg::Job(job)) {
-            Ok(()) => {}
+            Ok(()) => {
+                self.metrics.writer.queue_depth.inc();
+            }
             Err(TrySendError::Full(_)) => {
                 return Reply::unavailable(
                     "the service is at capacity; retry with the same Idempotency-Key",
@@ -525,8 +575,11 @@ impl Service {
                 return Reply::unavailable("the writer has stopped")
             }
         }
-        rx.await
-            .unwrap_or_else(|_| Reply::unavailable("the writer has stopped"))
+        match tokio::time::timeout(self.submit_deadline, rx).await {
+            Ok(reply) => reply.unwrap_or_else(|_| Reply::unavailable("the writer has stopped")),
+            // The command may still be decided and committed: only a retry can tell.
+            Err(_) => Reply::outcome_unknown(self.submit_deadline),
+        }
     }
 
     /// Stops the writer after what it has queued: it stores a snapshot of the live state and
@@ -555,7 +608,10 @@ impl Service {
         self.tx
             .try_send(Msg::Checkpoint(tx))
             .map_err(|_| "the writer is busy or stopped".to_string())?;
-        rx.await.map_err(|_| "the writer has stopped".to_string())?
+        tokio::time::timeout(self.submit_deadline, rx)
+            .await
+            .map_err(|_| "the writer did not sign a checkpoint in time".to_string())?
+            .map_err(|_| "the writer has stopped".to_string())?
     }
 }
 
@@ -914,6 +970,9 @@ impl Writer {
                     self.renew_lease_if_idle();
                     let _ = self.checkpoint_if_pending();
                     self.snapshot_if_due(false);
+                    if self.metrics.health.is_store_down() {
+                        self.probe_store();
+                    }
                     continue;
                 }
                 Err(RecvTimeoutError::Disconnected) => {
@@ -941,6 +1000,7 @@ impl Writer {
                 }
             }
             if !jobs.is_empty() {
+                self.metrics.writer.queue_depth.dec_by(jobs.len() as i64);
                 self.process(jobs);
             }
             self.snapshot_if_due(false);
@@ -1051,18 +1111,60 @@ impl Writer {
             Ok(()) => {
                 self.appender = next;
                 self.metrics.checkpoints.fetch_add(1, Ordering::Relaxed);
+                self.metrics.health.store_ok();
                 Ok(())
             }
             Err(e) => {
+                // A COMMIT that lost its connection may have gone through: then this
+                // checkpoint is stored, and inserting it again would fail for ever.
+                let stored: Option<String> = checkpoints::table
+                    .filter(checkpoints::tree_size.eq(size))
+                    .select(checkpoints::note)
+                    .first(&mut self.conn)
+                    .optional()
+                    .unwrap_or(None);
+                match stored {
+                    Some(note) if note == text => {
+                        self.appender = next;
+                        self.metrics.checkpoints.fetch_add(1, Ordering::Relaxed);
+                        return Ok(());
+                    }
+                    // Another note of this size: the stored log state is the one to go on from.
+                    Some(_) => self.reload(),
+                    None => {}
+                }
                 self.metrics
                     .storage_failures
                     .fetch_add(1, Ordering::Relaxed);
+                self.metrics
+                    .health
+                    .store_failed(&format!("signing a checkpoint: {e}"));
                 Err(e.to_string())
             }
         }
     }
 
     fn process(&mut self, jobs: Vec<Job>) {
+        let metrics = self.metrics.clone();
+        let _busy = metrics.health.busy();
+        // A command whose request stopped waiting (its deadline passed, or the client went
+        // away) was answered "outcome unknown" or not at all: it is not performed now, and its
+        // retry with the same Idempotency-Key performs it once.
+        let jobs: Vec<Job> = jobs
+            .into_iter()
+            .filter(|j| {
+                metrics
+                    .writer
+                    .queue_wait
+                    .observe(crate::observe::since(j.queued_at));
+                !j.reply.is_closed()
+            })
+            .collect();
+        if jobs.is_empty() {
+            return;
+        }
+        metrics.writer.batch_commands.observe(jobs.len() as f64);
+        let lookup = Instant::now();
         let stored = match stored_answers(&mut self.conn, &jobs) {
             Ok(s) => s,
             Err(e) => {
@@ -1081,6 +1183,8 @@ impl Writer {
                 return;
             }
         };
+        metrics.writer.lookup.observe(crate::observe::since(lookup));
+        let decide = Instant::now();
         let now = Utc::now();
         let ts = now_ts(now);
         let mut pending: Vec<Pending> = Vec::with_capacity(jobs.len());
@@ -1214,19 +1318,23 @@ impl Writer {
             key_rows,
         };
         drop(state);
+        metrics.writer.decide.observe(crate::observe::since(decide));
         if builder.is_empty() {
             self.evict(&faulted);
             // Only refusals that log nothing (unknown round…) and idempotent answers.
             self.finish(pending);
             return;
         }
+        let seal = Instant::now();
         let batch = builder.finish();
         let mut tiles = self.tiles.clone();
         let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
+        metrics.writer.seal.observe(crate::observe::since(seal));
         match self.persist(
             &batch, &tile_rows, &derived, &pending, &new_seeds, &revealed, now,
         ) {
             Ok(()) => {
+                self.metrics.health.store_ok();
                 self.appender
                     .commit(&batch)
                     .expect("a batch prepared on this appender commits");
@@ -1263,8 +1371,18 @@ impl Writer {
                 self.metrics
                     .storage_failures
                     .fetch_add(1, Ordering::Relaxed);
-                self.fail_batch(pending, None, &format!("storage: {e}"));
+                let detail = format!("storage: {e}");
+                self.metrics.health.store_failed(&detail);
+                // A connection lost during COMMIT leaves its outcome unknown: the log as
+                // reloaded says whether the batch is in it, and so what its commands are told.
+                let last = batch.entries.last().map(|e| e.seq);
                 self.reload();
+                if last.is_some_and(|seq| self.appender.size() > seq) {
+                    tracing::warn!(detail, "the batch was committed after all");
+                    self.finish(pending);
+                } else {
+                    self.fail_batch(pending, None, &detail);
+                }
             }
         }
     }
@@ -1272,13 +1390,32 @@ impl Writer {
     /// Answers every command of a written batch and remembers idempotent answers.
     fn finish(&mut self, pending: Vec<Pending>) {
         for p in pending {
+            tracing::debug!(
+                target: "pitboss::writer",
+                request_id = p.job.request_id.map(|id| id.to_string()).as_deref(),
+                command = p.job.command.name(),
+                status = p.reply.status,
+                "command answered"
+            );
             let _ = p.job.reply.send(p.reply);
         }
     }
 
     /// Nothing of the batch was written: every command of it is answered 503 and may be retried.
     fn fail_batch(&mut self, pending: Vec<Pending>, extra: Option<Job>, detail: &str) {
-        eprintln!("pitboss: batch not written: {detail}");
+        self.metrics.health.store_failed(detail);
+        let requests: Vec<String> = pending
+            .iter()
+            .map(|p| &p.job)
+            .chain(extra.as_ref())
+            .filter_map(|j| j.request_id.map(|id| id.to_string()))
+            .collect();
+        tracing::error!(
+            detail,
+            commands = pending.len() + usize::from(extra.is_some()),
+            request_ids = ?requests,
+            "batch not written; its commands are answered 503"
+        );
         for p in pending {
             let _ = p.job.reply.send(Reply::unavailable(
                 "the log could not be written; nothing of this request was recorded, retry",
@@ -1294,6 +1431,8 @@ impl Writer {
     /// After a failed batch the in-memory state may be ahead of the database: rebuild it from
     /// the log, exactly as at start.
     fn reload(&mut self) {
+        let metrics = self.metrics.clone();
+        let _replaying = metrics.health.replaying();
         loop {
             let attempt = store::connect(&self.url)
                 .map_err(StartError::from)
@@ -1313,7 +1452,10 @@ impl Writer {
                     return;
                 }
                 Err(e) => {
-                    eprintln!("pitboss: cannot reload from the database, retrying: {e}");
+                    self.metrics
+                        .health
+                        .store_failed(&format!("reloading from the database: {e}"));
+                    tracing::warn!(error = %e, "cannot reload from the database; retrying in 1 s");
                     std::thread::sleep(Duration::from_secs(1));
                 }
             }
@@ -1342,8 +1484,10 @@ impl Writer {
                     .map_err(|e| diesel::result::Error::QueryBuilderError(e.to_string().into()))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let write = Instant::now();
+        let mut written = None;
         let guard = &self.guard;
-        let res = self.conn.transaction(|c| {
+        let result = self.conn.transaction(|c| {
             // Only the log's writer commits (PostgreSQL: the lease's fencing token).
             store::lease::renew(guard, c)?;
             // One row at a time: a multi-row VALUES list is not portable across the backends
@@ -1389,12 +1533,20 @@ impl Writer {
                 diesel::delete(rng_seeds::table.filter(rng_seeds::round_id.eq(round)))
                     .execute(c)?;
             }
+            written = Some(Instant::now());
             Ok(())
         });
-        if res.is_ok() {
+        if let Some(w) = written {
+            let m = &self.metrics.writer;
+            m.write.observe(w.duration_since(write).as_secs_f64());
+            if result.is_ok() {
+                m.commit.observe(crate::observe::since(w));
+            }
+        }
+        if result.is_ok() {
             self.lease_renewed = Instant::now();
         }
-        res
+        result
     }
 
     /// Keeps the PostgreSQL lease alive while no batch renews it (a file lock needs nothing).
@@ -1412,6 +1564,35 @@ impl Writer {
                     .storage_failures
                     .fetch_add(1, Ordering::Relaxed);
                 eprintln!("pitboss: renewing the writer's lease: {e}");
+            }
+        }
+    }
+
+    /// While the store is down: one small write transaction; if it commits, the store takes
+    /// writes again (see [`health`]).
+    fn probe_store(&mut self) {
+        let probe = self.conn.transaction::<_, diesel::result::Error, _>(|c| {
+            diesel::sql_query("UPDATE log_state SET state = state WHERE id = 1").execute(c)?;
+            Ok(())
+        });
+        // SQLite may still fit a small write in its WAL on a full disk: the store is back only
+        // with room for a batch.
+        let probe = probe
+            .map_err(|e| e.to_string())
+            .and_then(|()| match &self.url {
+                DatabaseUrl::Sqlite(path) => health::check_free_space(Path::new(path)),
+                DatabaseUrl::Postgres(_) => Ok(()),
+            });
+        match probe {
+            Ok(()) => self.metrics.health.store_ok(),
+            Err(e) => {
+                self.metrics
+                    .health
+                    .store_failed(&format!("probing the store: {e}"));
+                // A connection the database dropped is opened anew.
+                if let Ok(conn) = store::connect(&self.url) {
+                    self.conn = conn;
+                }
             }
         }
     }
@@ -2031,7 +2212,7 @@ pub fn refusal_status(r: &Refusal) -> u16 {
         | "table_closed" | "not_rng" | "wrong_mode" | "decisions_open" | "decision_time_open" => {
             409
         }
-        "unavailable" | "rng_unavailable" => 503,
+        "unavailable" | "rng_unavailable" | "outcome_unknown" => 503,
         _ => 422,
     }
 }

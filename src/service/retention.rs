@@ -62,7 +62,7 @@ pub fn spawn_pruner(url: DatabaseUrl, retention: Duration) -> std::io::Result<()
         .name("pitboss-idempotency-pruner".into())
         .spawn(move || loop {
             if let Err(e) = prune_expired(&url, retention) {
-                eprintln!("pitboss: pruning idempotency records: {e}");
+                tracing::warn!(error = %e, "pruning idempotency records");
             }
             std::thread::sleep(PRUNE_INTERVAL.min(retention.max(Duration::from_secs(1))));
         })

@@ -95,7 +95,7 @@ pub fn connect(url: &DatabaseUrl) -> Result<DbConnection, StoreError> {
     };
     match url {
         DatabaseUrl::Postgres(u) => Ok(DbConnection::Pg(
-            diesel::PgConnection::establish(u).map_err(err)?,
+            diesel::PgConnection::establish(&with_deadlines(u)).map_err(err)?,
         )),
         DatabaseUrl::Sqlite(path) => {
             let mut c = diesel::SqliteConnection::establish(path).map_err(err)?;
@@ -103,6 +103,42 @@ pub fn connect(url: &DatabaseUrl) -> Result<DbConnection, StoreError> {
             Ok(DbConnection::Sqlite(c))
         }
     }
+}
+
+/// Deadlines on every wait of a PostgreSQL connection, added to the URL unless it sets them:
+/// connecting gives up after 3 s (`connect_timeout`); data sent and not acknowledged for 5 s
+/// breaks the connection (`tcp_user_timeout`), as do 3 unanswered keepalives over an idle
+/// wait (after 5 s, then every 2 s); a statement runs at most 30 s, and a transaction left
+/// idle is ended after 60 s (`options`). A wait on a database that is gone thus ends in an
+/// error the writer handles (503, reconnect), never in a hang.
+pub fn with_deadlines(url: &str) -> String {
+    const PARAMS: &[(&str, &str)] = &[
+        ("connect_timeout", "3"),
+        ("tcp_user_timeout", "5000"),
+        ("keepalives", "1"),
+        ("keepalives_idle", "5"),
+        ("keepalives_interval", "2"),
+        ("keepalives_count", "3"),
+        (
+            "options",
+            "-c%20statement_timeout%3D30000%20-c%20idle_in_transaction_session_timeout%3D60000",
+        ),
+    ];
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    let given: Vec<&str> = query
+        .split('&')
+        .filter_map(|kv| kv.split('=').next())
+        .collect();
+    let mut out = url.to_string();
+    for (k, v) in PARAMS {
+        if !given.contains(k) {
+            out.push(if out.contains('?') { '&' } else { '?' });
+            out.push_str(k);
+            out.push('=');
+            out.push_str(v);
+        }
+    }
+    out
 }
 
 /// Applies every pending migration; returns how many ran.
@@ -146,7 +182,27 @@ pub type ReadPool = Pool<Manager>;
 pub fn read_pool(url: &DatabaseUrl, size: u32) -> Result<ReadPool, StoreError> {
     Pool::builder()
         .max_size(size)
-        .connection_timeout(Duration::from_secs(10))
+        // A reader waits at most this long for a connection (while the database is gone, a
+        // request answers 503 within it rather than hanging).
+        .connection_timeout(Duration::from_secs(3))
         .build(Manager(url.clone()))
         .map_err(|e| StoreError::Pool(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_deadlines;
+
+    #[test]
+    fn postgres_urls_get_deadlines_unless_they_set_their_own() {
+        let u = with_deadlines("postgres://127.0.0.1:5432/test");
+        assert!(u.starts_with("postgres://127.0.0.1:5432/test?connect_timeout=3&"));
+        assert!(u.contains("&tcp_user_timeout=5000&"));
+        assert!(u.contains("statement_timeout%3D30000"));
+        let u = with_deadlines("postgres://h/db?connect_timeout=10&sslmode=require");
+        assert!(
+            u.starts_with("postgres://h/db?connect_timeout=10&sslmode=require&tcp_user_timeout=")
+        );
+        assert_eq!(u.matches("connect_timeout").count(), 1);
+    }
 }

@@ -564,6 +564,9 @@ fn real_requests_and_responses_match_the_spec() {
     let (s, h) = api.get("/healthz", &[], None);
     assert_eq!((s, h["status"].as_str()), (200, Some("ok")));
     note("GET", "/healthz");
+    let (s, h) = api.get("/readyz", &[], None);
+    assert_eq!((s, h["status"].as_str()), (200, Some("ready")));
+    note("GET", "/readyz");
     assert_eq!(api.get("/metrics", &[], None).0, 200);
     note("GET", "/metrics");
     assert_eq!(api.get("/openapi.json", &[], None).0, 200);

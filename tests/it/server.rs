@@ -143,6 +143,17 @@ impl TestServer {
         pg_url: Option<&str>,
         env: &[(&str, &str)],
     ) -> TestServer {
+        TestServer::spawn_logging(plans_dir, data_dir, pg_url, env, Stdio::inherit())
+    }
+
+    /// [`TestServer::spawn_in`] with the server's stderr (its logs) sent to `stderr`.
+    pub fn spawn_logging(
+        plans_dir: &Path,
+        data_dir: &Path,
+        pg_url: Option<&str>,
+        env: &[(&str, &str)],
+        stderr: Stdio,
+    ) -> TestServer {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_pitboss"));
         cmd.arg("--plans")
             .arg(plans_dir)
@@ -157,8 +168,12 @@ impl TestServer {
             // Snapshots of the live state every few entries, so that every test's restarts
             // start from one and every test's log carries some (checked when dropped).
             .env("PITBOSS_SNAPSHOT_EVERY", "40")
+            // A test about something else must not fail because a loaded machine made one
+            // batch slower than the write deadline (3 s); the tests of the deadline itself
+            // (`observe.rs`) set it back.
+            .env("PITBOSS_WRITE_DEADLINE_MS", "30000")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(stderr);
         if let Some(url) = pg_url {
             // A PostgreSQL deployment must name its log; each test database is its own log.
             let name = url.rsplit('/').next().unwrap_or("pg");

@@ -1,0 +1,409 @@
+//! What operators watch: the Prometheus metrics of `/metrics` (through `prometheus-client`),
+//! structured logs (through `tracing`, JSON lines on stderr), and the request id that ties an
+//! HTTP request to what the writer did with it.
+//!
+//! - **Metrics.** The service's counters (`pitboss_bets_accepted_total`, …) are read from
+//!   [`crate::service::Metrics`] at each scrape by a collector, under the names they always
+//!   had; latency histograms are `prometheus-client` histograms: one per route, method and
+//!   status ([`HttpMetrics`]), one per writer stage, the batch size and the queue
+//!   ([`WriterMetrics`]). `/metrics` answers the Prometheus text format 0.0.4, or OpenMetrics
+//!   1.0 when the scraper asks for it (`Accept: application/openmetrics-text`).
+//! - **Request ids.** `tracing-actix-web` opens a root span per request with a fresh request
+//!   id (UUID v4), method, route and status; [`observe_request`] returns the id to the client
+//!   (`X-Request-Id`), times the request, and scopes the id as a task-local so that
+//!   [`crate::service::Service::submit`] puts it on the writer's job without any handler
+//!   passing it along.
+//! - **Logs.** [`init_logging`]: `PITBOSS_LOG` (an `EnvFilter`, default `info,actix_server=warn`) and
+//!   `PITBOSS_LOG_FORMAT` (`json`, the default, or `text`). Each request's outcome is logged at
+//!   `debug` (target `pitboss::access`), so the default level stays quiet under load.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::HttpMessage;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+use crate::service::Metrics;
+
+/// Latency buckets, in seconds: 50 µs to about 13 s, doubling.
+fn seconds_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.000_05, 2.0, 19))
+}
+
+/// The labels of one HTTP latency series. `route` is the route's template
+/// (`/v1/rounds/:round/bets`), or `unmatched` for a request no route took, so the number of
+/// series is bounded by the routes, never by what clients send.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RouteLabels {
+    pub method: String,
+    pub route: String,
+    pub status: u16,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// Request latency per route, method and status.
+#[derive(Debug, Clone)]
+pub struct HttpMetrics {
+    pub requests: HistogramFamily<RouteLabels>,
+}
+
+impl Default for HttpMetrics {
+    fn default() -> Self {
+        HttpMetrics {
+            requests: Family::new_with_constructor(seconds_histogram),
+        }
+    }
+}
+
+/// A writer stage, as labelled in `pitboss_writer_stage_duration_seconds`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StageLabels {
+    stage: &'static str,
+}
+
+/// What the writer thread does with a batch, stage by stage.
+#[derive(Debug, Clone)]
+pub struct WriterMetrics {
+    stages: HistogramFamily<StageLabels>,
+    /// Reading the batch's idempotency records (one query per operator).
+    pub lookup: Histogram,
+    /// Deciding every command against the state and folding its events in.
+    pub decide: Histogram,
+    /// Sealing the batch's entries (hash chain, signatures' input) and the Merkle tiles.
+    pub seal: Histogram,
+    /// The batch's rows written inside the transaction, up to the commit.
+    pub write: Histogram,
+    /// The commit (SQLite's fsync of the WAL; PostgreSQL's COMMIT round trip and WAL flush).
+    pub commit: Histogram,
+    /// Commands in each batch.
+    pub batch_commands: Histogram,
+    /// Time a command waited in the queue before its batch started.
+    pub queue_wait: Histogram,
+    /// Commands submitted and not yet taken by the writer.
+    pub queue_depth: Gauge,
+}
+
+impl Default for WriterMetrics {
+    fn default() -> Self {
+        let stages: HistogramFamily<StageLabels> = Family::new_with_constructor(seconds_histogram);
+        let stage = |s: &'static str| stages.get_or_create_owned(&StageLabels { stage: s });
+        WriterMetrics {
+            lookup: stage("lookup"),
+            decide: stage("decide"),
+            seal: stage("seal"),
+            write: stage("write"),
+            commit: stage("commit"),
+            stages: stages.clone(),
+            batch_commands: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
+            queue_wait: seconds_histogram(),
+            queue_depth: Gauge::default(),
+        }
+    }
+}
+
+/// Seconds since `start`, for a histogram.
+pub fn since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64()
+}
+
+/// The service's counters and gauges kept as atomics in [`Metrics`], encoded at each scrape
+/// under their established names.
+#[derive(Debug)]
+struct ServiceCounters(Arc<Metrics>);
+
+impl Collector for ServiceCounters {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let m = &self.0;
+        let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        // Counters are named without `_total`: the encoder adds it.
+        for (name, help, value) in [
+            (
+                "pitboss_bets_accepted",
+                "Bets accepted and logged",
+                l(&m.bets_accepted),
+            ),
+            (
+                "pitboss_bets_refused",
+                "Bets refused and logged",
+                l(&m.bets_refused),
+            ),
+            (
+                "pitboss_rounds_settled",
+                "Rounds settled",
+                l(&m.rounds_settled),
+            ),
+            (
+                "pitboss_rounds_voided",
+                "Rounds voided with every stake refunded",
+                l(&m.rounds_voided),
+            ),
+            (
+                "pitboss_log_batches",
+                "Group commits of the audit log",
+                l(&m.batches),
+            ),
+            (
+                "pitboss_log_batch_commands",
+                "Commands written in those group commits",
+                l(&m.batch_commands),
+            ),
+            (
+                "pitboss_checkpoints",
+                "Checkpoints signed",
+                l(&m.checkpoints),
+            ),
+            (
+                "pitboss_storage_failures",
+                "Batches or checkpoints the database refused",
+                l(&m.storage_failures),
+            ),
+            (
+                "pitboss_refusals_unlogged",
+                "Refusal entries not logged because their operator's refusal budget was used up",
+                l(&m.refusals_unlogged),
+            ),
+            (
+                "pitboss_snapshots",
+                "Snapshots of the live state stored (a start replays only the log after the latest)",
+                l(&m.snapshots),
+            ),
+        ] {
+            let c = ConstCounter::new(value);
+            c.encode(encoder.encode_descriptor(name, help, None, c.metric_type())?)?;
+        }
+        for (name, help, value) in [
+            (
+                "pitboss_log_entries",
+                "Entries in the audit log",
+                l(&m.log_entries),
+            ),
+            (
+                "pitboss_rounds_in_memory",
+                "Rounds held in memory: the open ones (finished rounds are read from the store)",
+                l(&m.rounds_in_memory),
+            ),
+            (
+                "pitboss_tables_in_memory",
+                "Tables held in memory: the open ones (closed tables are read from the store)",
+                l(&m.tables_in_memory),
+            ),
+            (
+                "pitboss_snapshot_bytes",
+                "Size of the last snapshot of the live state",
+                l(&m.snapshot_bytes),
+            ),
+            (
+                "pitboss_start_replayed_entries",
+                "Log entries the last start replayed after the snapshot it started from",
+                l(&m.start_replayed_entries),
+            ),
+        ] {
+            let g = ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
+            g.encode(encoder.encode_descriptor(name, help, None, g.metric_type())?)?;
+        }
+        let ready = ConstGauge::new(i64::from(m.health.readiness().is_ok()));
+        ready.encode(encoder.encode_descriptor(
+            "pitboss_ready",
+            "1 while the service can write (what /readyz answers), else 0",
+            None,
+            ready.metric_type(),
+        )?)?;
+        let mut throttled = encoder.encode_descriptor(
+            "pitboss_throttled",
+            "Requests refused with 429, by the limit they met",
+            None,
+            prometheus_client::metrics::MetricType::Counter,
+        )?;
+        for (limit, n) in m.throttled.all() {
+            let labels = [("limit", limit)];
+            ConstCounter::new(n).encode(throttled.encode_family(&labels)?)?;
+        }
+        Ok(())
+    }
+}
+
+/// Every metric of the service, in a registry built for one scrape (the metrics themselves
+/// are shared; building the registry clones handles, not values).
+fn registry(metrics: &Arc<Metrics>) -> Registry {
+    let mut r = Registry::default();
+    r.register_collector(Box::new(ServiceCounters(metrics.clone())));
+    r.register(
+        "pitboss_http_request_duration_seconds",
+        "Time from a request's arrival to its response, by method, route template and status",
+        metrics.http.requests.clone(),
+    );
+    let w = &metrics.writer;
+    r.register(
+        "pitboss_writer_stage_duration_seconds",
+        "Time the writer spent on each stage of a batch: lookup (idempotency records), decide, \
+         seal, write (rows inside the transaction), commit (durable)",
+        w.stages.clone(),
+    );
+    r.register(
+        "pitboss_writer_batch_commands",
+        "Commands in each batch the writer committed or failed",
+        w.batch_commands.clone(),
+    );
+    r.register(
+        "pitboss_writer_queue_wait_seconds",
+        "Time a command waited for the writer before its batch started",
+        w.queue_wait.clone(),
+    );
+    r.register(
+        "pitboss_writer_queue_depth",
+        "Commands waiting for the writer",
+        w.queue_depth.clone(),
+    );
+    r
+}
+
+/// The OpenMetrics media type `/metrics` answers when the scraper asks for it.
+pub const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// The Prometheus text format `/metrics` answers by default.
+pub const PROMETHEUS_TEXT: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+
+/// `/metrics`: the content type and body, in the format the scraper asked for.
+pub fn render(metrics: &Arc<Metrics>, openmetrics: bool) -> (&'static str, String) {
+    let registry = registry(metrics);
+    let mut out = String::new();
+    if openmetrics {
+        prometheus_client::encoding::text::encode(&mut out, &registry)
+            .expect("writing to a String does not fail");
+        (OPENMETRICS, out)
+    } else {
+        prometheus_client::encoding::prometheus_text::encode(&mut out, &registry)
+            .expect("writing to a String does not fail");
+        (PROMETHEUS_TEXT, out)
+    }
+}
+
+tokio::task_local! {
+    /// The id of the HTTP request being served (set by [`observe_request`]).
+    static REQUEST_ID: tracing_actix_web::RequestId;
+}
+
+/// The id of the request this task serves, if it serves one.
+pub fn current_request_id() -> Option<tracing_actix_web::RequestId> {
+    REQUEST_ID.try_with(|id| *id).ok()
+}
+
+/// Times every request into [`HttpMetrics`], returns its id (`X-Request-Id`) and scopes the
+/// id for the writer (see [`current_request_id`]). Runs inside `tracing-actix-web`'s root
+/// span, whose id it reads.
+pub async fn observe_request(
+    req: actix_web::dev::ServiceRequest,
+    next: actix_web::middleware::Next<impl actix_web::body::MessageBody + 'static>,
+) -> Result<actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>, actix_web::Error> {
+    let start = Instant::now();
+    let id = req
+        .extensions()
+        .get::<tracing_actix_web::RequestId>()
+        .copied();
+    let http = req
+        .app_data::<actix_web::web::Data<crate::api::AppState>>()
+        .map(|s| s.service.metrics.clone());
+    let method = req.method().as_str().to_string();
+    let call = next.call(req);
+    let result = match id {
+        Some(id) => REQUEST_ID.scope(id, call).await,
+        None => call.await,
+    };
+    let mut res = result?;
+    let status = res.status().as_u16();
+    let route = res
+        .request()
+        .match_pattern()
+        .map_or_else(|| "unmatched".to_string(), |p| route_label(&p));
+    let elapsed = start.elapsed();
+    if let Some(m) = http {
+        m.http
+            .requests
+            .get_or_create(&RouteLabels {
+                method: method.clone(),
+                route: route.clone(),
+                status,
+            })
+            .observe(elapsed.as_secs_f64());
+    }
+    if let Some(id) = id {
+        if let Ok(v) = HeaderValue::from_str(&id.to_string()) {
+            res.headers_mut()
+                .insert(HeaderName::from_static("x-request-id"), v);
+        }
+    }
+    tracing::debug!(
+        target: "pitboss::access",
+        method = %method,
+        route = %route,
+        status,
+        latency_ms = elapsed.as_secs_f64() * 1000.0,
+        "request"
+    );
+    Ok(res)
+}
+
+/// A route template as a label value: `/v1/rounds/{round}/bets` is `/v1/rounds/:round/bets`
+/// (braces in label values trip up simple exposition parsers; a segment's pattern, as in
+/// `{file:.*}`, is dropped).
+fn route_label(template: &str) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        let name = &rest[open + 1..open + close];
+        out.push(':');
+        out.push_str(name.split(':').next().unwrap_or(name));
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Installs the process's log subscriber: JSON lines (or text) on stderr, filtered by
+/// `PITBOSS_LOG` (default `info,actix_server=warn`). Stdout stays for what `serve` prints for people and
+/// scripts (the listening address, the bootstrap key). A second call does nothing.
+pub fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("PITBOSS_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("info,actix_server=warn"));
+    let text = std::env::var("PITBOSS_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("text"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = if text {
+        builder.with_ansi(false).try_init()
+    } else {
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .try_init()
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn route_labels_name_their_segments_without_braces() {
+        use super::route_label;
+        assert_eq!(
+            route_label("/v1/rounds/{round}/bets"),
+            "/v1/rounds/:round/bets"
+        );
+        assert_eq!(route_label("/docs/{file:.*}"), "/docs/:file");
+        assert_eq!(route_label("/healthz"), "/healthz");
+    }
+}
