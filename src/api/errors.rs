@@ -400,6 +400,25 @@ pub const OPERATIONS: &[OperationErrors] = &[
     ),
     op(
         "GET",
+        "/v1/tables",
+        &[
+            (400, &["malformed_query", "bad_limit"]),
+            (401, &["unauthorized"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "GET",
+        "/v1/tables/{table}/rounds",
+        &[
+            (400, &["malformed_query", "bad_limit"]),
+            (401, &["unauthorized"]),
+            (404, &["table_not_found"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "GET",
         "/v1/tables/{table}",
         &[(401, &["unauthorized"]), (404, &["table_not_found"])],
     ),

@@ -7,6 +7,7 @@ pub mod auth;
 pub(crate) mod bridge;
 pub mod dto;
 pub mod errors;
+pub mod listings;
 pub mod openapi;
 pub mod plans;
 pub mod problem;

@@ -72,6 +72,8 @@ machine `code`; a refusal by a rule of the plan also names the plan (`id@version
         audit::consistency,
         audit::export,
         audit::public_key,
+        super::listings::list_tables,
+        super::listings::list_rounds,
         admin::create_key,
         admin::list_keys,
         admin::revoke_key,

@@ -10,7 +10,7 @@ use actix_web::{get, web, App, HttpResponse, HttpServer};
 use super::auth::KeyRing;
 use super::dto::{Health, ProblemDocument};
 use super::problem::Problem;
-use super::{admin, audit, openapi, plans, tables};
+use super::{admin, audit, listings, openapi, plans, tables};
 use crate::plan::PlanSet;
 use crate::service::Service;
 use crate::store::{self, DatabaseUrl};
@@ -128,6 +128,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(openapi::docs_page)
         .service(openapi::docs_asset)
         .service(admin::metrics)
+        .service(listings::list_tables)
+        .service(listings::list_rounds)
         .service(admin::create_key)
         .service(admin::list_keys)
         .service(admin::revoke_key)

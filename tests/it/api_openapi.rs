@@ -682,6 +682,14 @@ fn real_requests_and_responses_match_the_spec() {
     assert_eq!(revoke(&rotated).0, 200);
     assert_eq!(revoke(&rotated).0, 409);
     note("POST", "/v1/admin/keys/{key_id}/revoke");
+    let (s, l) = api.call("GET", "/v1/tables", &[], "?limit=5", Some(op1), None, None);
+    assert_eq!(s, 200, "{l}");
+    assert_eq!(
+        api.call("GET", "/v1/tables", &[], "?limit=0", Some(op1), None, None)
+            .0,
+        400
+    );
+    note("GET", "/v1/tables");
 
     // Tables.
     let open = |key: &str, body: Value| api.command("/v1/tables", &[], key, body);
@@ -778,6 +786,33 @@ fn real_requests_and_responses_match_the_spec() {
     let (s, _) = api.command("/v1/tables/{table}/rounds", &["t-live"], op1, json!({}));
     assert_eq!(s, 409, "round_in_progress");
     note("POST", "/v1/tables/{table}/rounds");
+    let (s, l) = api.call(
+        "GET",
+        "/v1/tables/{table}/rounds",
+        &["t-live"],
+        "?phase=betting",
+        Some(op1),
+        None,
+        None,
+    );
+    assert!(
+        s == 200 && l["rounds"].as_array().unwrap().len() == 1,
+        "{l}"
+    );
+    assert_eq!(
+        api.call(
+            "GET",
+            "/v1/tables/{table}/rounds",
+            &["t-live"],
+            "",
+            Some(op2),
+            None,
+            None
+        )
+        .0,
+        404
+    );
+    note("GET", "/v1/tables/{table}/rounds");
     let bets = |round: &str, bets: Value| {
         api.command(
             "/v1/rounds/{round}/bets",
@@ -1515,7 +1550,7 @@ fn requests_outside_the_description_are_refused_before_anything_is_decided() {
     );
     assert_eq!(r.allow.as_deref(), Some("GET"));
     let r = send("DELETE", &server.url("/v1/tables"), Some(&op), None, None);
-    assert_eq!(r.allow.as_deref(), Some("POST"));
+    assert_eq!(r.allow.as_deref(), Some("GET, POST"));
     let r = send(
         "DELETE",
         &server.url("/v1/nothing/here"),

@@ -19,6 +19,7 @@ mod crash;
 mod idempotency_retention;
 mod isolation;
 mod keys;
+mod listings;
 mod observe;
 mod openapi_tools;
 mod plan_blackjack;
