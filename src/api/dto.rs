@@ -535,6 +535,9 @@ pub struct Recall {
 #[serde(deny_unknown_fields)]
 pub struct AuditEntries {
     pub since: u64,
+    /// The cursor of the next page (`since=next`): every matching entry below it has been
+    /// returned. Stable: entries logged later have larger sequence numbers.
+    pub next: u64,
     pub entries: Vec<LoggedEntry>,
 }
 

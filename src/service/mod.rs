@@ -40,6 +40,7 @@ use crate::store::schema::{audit_entries, checkpoints, idempotency, log_state, r
 use crate::store::tiles::{write_tiles, TileRow, Tiles};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
+pub mod feed;
 pub mod refusal;
 pub mod retention;
 pub mod secrets;
@@ -381,6 +382,7 @@ impl Service {
         })?;
         let plans = Arc::new(plans);
         let (appender, state, tiles) = recover(&mut conn, &plans, &signer, origin)?;
+        feed::backfill(&mut conn)?;
         let seeds = load_seeds(&mut conn, &seed_cipher)?;
         let metrics = Arc::new(Metrics {
             throttled: options.throttled.clone(),
@@ -1118,6 +1120,7 @@ impl Writer {
                     .execute(c)?;
             }
             upsert_log_state(c, &state)?;
+            feed::write_tags(c, &batch.entries)?;
             write_tiles(c, tile_rows)?;
             write_finished(c, finished)?;
             for p in pending {
