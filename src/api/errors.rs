@@ -237,6 +237,64 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (404, &["plan_not_found"]),
         ],
     ),
+    op("GET", "/v1/plan-approvals", &[(401, &["unauthorized"])]),
+    op(
+        "POST",
+        "/v1/plan-approvals",
+        &[
+            (400, &["malformed_json"]),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (409, &["approval_exists"]),
+            (
+                422,
+                &[
+                    "bad_plan_ref",
+                    "bad_sha256",
+                    "bad_reference",
+                    "bad_validity",
+                    "plan_hash_mismatch",
+                ],
+            ),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "POST",
+        "/v1/plan-approvals/note",
+        &[
+            (400, &["malformed_note"]),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (409, &["approval_exists"]),
+            (
+                422,
+                &[
+                    "bad_approval_note",
+                    "approval_signature_unknown",
+                    "bad_plan_ref",
+                    "bad_sha256",
+                    "bad_reference",
+                    "bad_validity",
+                    "plan_hash_mismatch",
+                ],
+            ),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "POST",
+        "/v1/plan-approvals/withdrawals",
+        &[
+            (400, &["malformed_json"]),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (404, &["approval_not_found"]),
+            (409, &["approval_withdrawn"]),
+            (422, &["bad_reason"]),
+            (503, &["unavailable"]),
+        ],
+    ),
     op(
         "GET",
         "/v1/plans/{id}/versions",
@@ -346,7 +404,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (401, &["unauthorized"]),
             (403, &["forbidden"]),
             (404, &["plan_not_found"]),
-            (409, &["table_exists"]),
+            (409, &["table_exists", "plan_not_approved"]),
             (
                 422,
                 &[
@@ -416,7 +474,10 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (401, &["unauthorized"]),
             (403, &["forbidden"]),
             (404, &["table_not_found"]),
-            (409, &["table_closed", "round_in_progress"]),
+            (
+                409,
+                &["table_closed", "round_in_progress", "plan_not_approved"],
+            ),
             (
                 422,
                 &[

@@ -2,6 +2,7 @@
 //! domain errors to RFC 9457 problem documents, nothing more.
 
 pub mod admin;
+pub mod approvals;
 pub mod audit;
 pub mod auth;
 pub(crate) mod bridge;

@@ -9,7 +9,7 @@ use actix_web::{get, web, App, HttpResponse, HttpServer};
 use super::auth::{KeyRing, Role};
 use super::dto::Health;
 use super::problem::Problem;
-use super::{admin, audit, openapi, plans, tables};
+use super::{admin, approvals, audit, openapi, plans, tables};
 use crate::plan::PlanSet;
 use crate::service::Service;
 use crate::store::{self, DatabaseUrl};
@@ -50,6 +50,8 @@ pub struct ServeConfig {
     pub rtp_rounds: u64,
     /// Console cookies get `Secure` even over plain HTTP (behind a TLS-terminating proxy).
     pub secure_cookies: bool,
+    /// What the regulator's rules ask of this deployment (`--require-approval`, …).
+    pub regulator: crate::service::approval::RegulatorOptions,
 }
 
 /// Largest request body accepted, in bytes.
@@ -85,6 +87,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(admin::metrics)
         .service(admin::create_key)
         .service(plans::list)
+        .service(approvals::list)
+        .service(approvals::approve)
+        .service(approvals::approve_note)
+        .service(approvals::withdraw)
         .service(plans::plan_diff)
         .service(plans::versions)
         .service(plans::show)
@@ -135,6 +141,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             seed_key: config.seed_key.clone(),
             throttled: throttled.clone(),
             idempotency_retention: Some(config.idempotency_retention),
+            regulator: config.regulator.clone(),
         },
     )
     .map_err(|e| e.to_string())?;

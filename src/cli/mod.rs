@@ -90,6 +90,8 @@ pub enum Command {
         secure_cookies: bool,
         #[command(flatten)]
         limits: LimitArgs,
+        #[command(flatten)]
+        regulator: RegulatorArgs,
     },
     /// Print the OpenAPI description of the HTTP API (committed as openapi/openapi.json).
     Openapi,
@@ -254,6 +256,7 @@ pub fn run(cli: Cli) -> ExitCode {
             limits,
             rtp_rounds,
             secure_cookies,
+            regulator,
         } => {
             // A service never starts on plans with errors: it would enforce rules nobody approved.
             let set = match load(&cli.plans) {
@@ -280,11 +283,38 @@ pub fn run(cli: Cli) -> ExitCode {
                 limits: limits.into(),
                 rtp_rounds,
                 secure_cookies,
+                regulator: regulator.into(),
             };
             match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(e),
             }
+        }
+    }
+}
+
+/// What the regulator's rules ask of a deployment (README, "For regulators").
+#[derive(Debug, Clone, clap::Args)]
+pub struct RegulatorArgs {
+    /// Open a table, and start a round, only on a plan version whose approval by a regulator
+    /// is valid at that moment (a production deployment under a licence).
+    #[arg(long, env = "PITBOSS_REQUIRE_APPROVAL")]
+    require_approval: bool,
+    /// A regulator's note verifier key (`name+id+base64`, from `pitboss plan approval-key`)
+    /// whose signed notes approve plan versions offline. Repeat for more keys.
+    #[arg(
+        long = "regulator-key",
+        env = "PITBOSS_REGULATOR_KEYS",
+        value_delimiter = ','
+    )]
+    regulator_keys: Vec<String>,
+}
+
+impl From<RegulatorArgs> for crate::service::approval::RegulatorOptions {
+    fn from(a: RegulatorArgs) -> Self {
+        crate::service::approval::RegulatorOptions {
+            require_approval: a.require_approval,
+            regulator_keys: a.regulator_keys,
         }
     }
 }

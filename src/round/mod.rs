@@ -27,6 +27,7 @@ use crate::plan::{LoadedPlan, PlanSet};
 pub mod blackjack;
 pub mod game;
 pub mod pvp;
+pub mod regulator;
 
 pub use blackjack::BlackjackRound;
 pub use game::{CardRecord, Engine, Next, Placements, Position, Settled};
@@ -66,6 +67,34 @@ pub enum Event {
     PlanLoaded {
         plan: String,
         sha256: String,
+        /// Who loaded it: the service at its start (`role` `service`), with the operating
+        /// system's user that ran it as `person` when known. Absent in logs written before.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        loaded_by: Option<regulator::Actor>,
+    },
+    /// A regulator approved a plan version (by its content hash) under a reference, valid
+    /// from `valid_from` (and until `valid_until`, exclusive). `via`: `api` (a regulator key)
+    /// or `note` (an offline note signed with the regulator's own key, logged whole in
+    /// `note` so anyone can check its signature).
+    PlanApproved {
+        plan: String,
+        sha256: String,
+        reference: String,
+        valid_from: DateTime<Utc>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        valid_until: Option<DateTime<Utc>>,
+        actor: regulator::Actor,
+        via: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// An approval withdrawn: no new table or round on that plan version where approvals are
+    /// required; running rounds finish.
+    PlanApprovalWithdrawn {
+        reference: String,
+        sha256: String,
+        reason: String,
+        actor: regulator::Actor,
     },
     TableOpened {
         table: String,
@@ -305,6 +334,8 @@ impl Event {
     /// Every kind an event is logged as (see [`Event::kind`]).
     pub const KINDS: &'static [&'static str] = &[
         "plan_loaded",
+        "plan_approved",
+        "plan_approval_withdrawn",
         "table_opened",
         "table_closed",
         "round_opened",
@@ -337,6 +368,8 @@ impl Event {
     pub fn kind(&self) -> &'static str {
         match self {
             Event::PlanLoaded { .. } => "plan_loaded",
+            Event::PlanApproved { .. } => "plan_approved",
+            Event::PlanApprovalWithdrawn { .. } => "plan_approval_withdrawn",
             Event::TableOpened { .. } => "table_opened",
             Event::TableClosed { .. } => "table_closed",
             Event::RoundOpened { .. } => "round_opened",
@@ -700,6 +733,8 @@ pub struct State {
     pub rounds: BTreeMap<String, RoundState>,
     /// Plan hashes already logged as `plan_loaded`.
     pub plans_logged: BTreeMap<String, String>,
+    /// Approvals of plan versions by reference (`plan_approved`, `plan_approval_withdrawn`).
+    pub approvals: BTreeMap<String, regulator::Approval>,
 }
 
 fn refuse(code: &str, message: impl Into<String>) -> Refusal {
@@ -1898,8 +1933,52 @@ impl State {
     /// (a replay of a tampered or inconsistent log); the service never produces them.
     pub fn apply(&mut self, plans: &PlanSet, event: &Event) -> Result<(), String> {
         match event {
-            Event::PlanLoaded { plan, sha256 } => {
+            Event::PlanLoaded { plan, sha256, .. } => {
                 self.plans_logged.insert(plan.clone(), sha256.clone());
+            }
+            Event::PlanApproved {
+                plan,
+                sha256,
+                reference,
+                valid_from,
+                valid_until,
+                actor,
+                via,
+                ..
+            } => {
+                if self.approvals.contains_key(reference) {
+                    return Err(format!("approval {reference} is logged twice"));
+                }
+                self.approvals.insert(
+                    reference.clone(),
+                    regulator::Approval {
+                        reference: reference.clone(),
+                        plan: plan.clone(),
+                        sha256: sha256.clone(),
+                        valid_from: *valid_from,
+                        valid_until: *valid_until,
+                        approved_by: actor.clone(),
+                        via: via.clone(),
+                        withdrawn_by: None,
+                    },
+                );
+            }
+            Event::PlanApprovalWithdrawn {
+                reference,
+                sha256,
+                actor,
+                ..
+            } => {
+                let a = self
+                    .approvals
+                    .get_mut(reference)
+                    .ok_or_else(|| format!("approval {reference} withdrawn but never logged"))?;
+                if &a.sha256 != sha256 || a.withdrawn_by.is_some() {
+                    return Err(format!(
+                        "approval {reference}: withdrawal does not match it"
+                    ));
+                }
+                a.withdrawn_by = Some(actor.clone());
             }
             Event::TableOpened {
                 table,

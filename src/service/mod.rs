@@ -40,6 +40,7 @@ use crate::store::schema::{audit_entries, checkpoints, idempotency, log_state, r
 use crate::store::tiles::{write_tiles, TileRow, Tiles};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
+pub mod approval;
 pub mod feed;
 pub mod refusal;
 pub mod retention;
@@ -119,6 +120,22 @@ pub enum Command {
         player: String,
         connected: bool,
     },
+    /// A regulator's approval of a plan version over the API.
+    ApprovePlan {
+        request: Box<approval::ApprovalRequest>,
+        actor: Box<crate::round::regulator::Actor>,
+    },
+    /// An approval made offline: a note signed with a regulator's key, checked against the
+    /// configured regulator keys (`actor` is the key that posted it).
+    ApprovePlanNote {
+        note: String,
+        actor: Box<crate::round::regulator::Actor>,
+    },
+    WithdrawApproval {
+        reference: String,
+        reason: String,
+        actor: Box<crate::round::regulator::Actor>,
+    },
 }
 
 impl Command {
@@ -141,6 +158,9 @@ impl Command {
             Command::TableAction { .. } => "table_action",
             Command::Void { .. } => "void",
             Command::Connection { .. } => "player_connection",
+            Command::ApprovePlan { .. } => "approve_plan",
+            Command::ApprovePlanNote { .. } => "approve_plan_note",
+            Command::WithdrawApproval { .. } => "withdraw_approval",
         }
     }
 
@@ -165,6 +185,9 @@ impl Command {
                 round.split('.').next().map(str::to_string),
                 Some(round.clone()),
             ),
+            Command::ApprovePlan { .. }
+            | Command::ApprovePlanNote { .. }
+            | Command::WithdrawApproval { .. } => (None, None),
         }
     }
 }
@@ -288,6 +311,8 @@ pub struct Service {
     pub public_key_pem: String,
     pub key_validity: Arc<RwLock<Vec<pitboss_audit::keys::KeyValidity>>>,
     pub database: DatabaseUrl,
+    /// `serve --require-approval`: tables and rounds only on approved plan versions.
+    pub require_approval: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -314,6 +339,8 @@ pub struct StartOptions {
     pub throttled: Arc<ThrottleCounters>,
     /// How long idempotency records are kept (`None`: [`retention::DEFAULT_RETENTION`]).
     pub idempotency_retention: Option<Duration>,
+    /// What the regulator's rules ask of this deployment (`--require-approval`, …).
+    pub regulator: approval::RegulatorOptions,
 }
 
 fn now_ts(now: DateTime<Utc>) -> Timestamp {
@@ -340,6 +367,10 @@ struct Writer {
     limits: Limits,
     /// Bytes of refusal entries each operator may still log.
     refusal_budget: Rate<String>,
+    /// `serve --require-approval`.
+    require_approval: bool,
+    /// The regulators' keys that sign offline approvals.
+    regulator_keys: Vec<pitboss_audit::note::NoteVerifier>,
 }
 
 impl Service {
@@ -380,6 +411,15 @@ impl Service {
             path: seed_key.clone(),
             detail: e.to_string(),
         })?;
+        let regulator_keys = options
+            .regulator
+            .regulator_keys
+            .iter()
+            .map(|k| {
+                pitboss_audit::note::NoteVerifier::from_vkey(k.trim())
+                    .map_err(|e| StartError::Origin(format!("regulator key {k:?}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let plans = Arc::new(plans);
         let (appender, state, tiles) = recover(&mut conn, &plans, &signer, origin)?;
         feed::backfill(&mut conn)?;
@@ -413,6 +453,8 @@ impl Service {
                 60,
             ),
             limits: options.limits,
+            require_approval: options.regulator.require_approval,
+            regulator_keys,
         };
         writer.log_loaded_plans()?;
         writer.evict(&[]);
@@ -437,6 +479,7 @@ impl Service {
             public_key_pem,
             key_validity,
             database: url,
+            require_approval: options.regulator.require_approval,
         })
     }
 
@@ -721,6 +764,7 @@ impl Writer {
                     None => events.push(Event::PlanLoaded {
                         plan: p.key(),
                         sha256: p.hash.clone(),
+                        loaded_by: Some(approval::plan_loader()),
                     }),
                 }
             }
@@ -1161,7 +1205,57 @@ impl Writer {
     ) -> (Vec<Event>, Reply) {
         let op = job.operator.as_str();
         let refused = |r: Refusal| (Vec::new(), Reply::refusal(refusal_status(&r), &r));
+        if self.require_approval {
+            if let Err(r) = self.approved_now(state, op, &job.command, now) {
+                return (Vec::new(), Reply::refusal(refusal_status(&r), &r));
+            }
+        }
         match &job.command {
+            Command::ApprovePlan { request, actor } => {
+                match approval::decide_approve(state, &self.plans, request, actor, "api", None) {
+                    Ok(events) => {
+                        let body = state_approval_reply(&events);
+                        (events, Reply::ok(201, &body))
+                    }
+                    Err(r) => (Vec::new(), Reply::refusal(refusal_status(&r), &r)),
+                }
+            }
+            Command::ApprovePlanNote { note, actor } => {
+                let decided = approval::verify_note(note, &self.regulator_keys).and_then(
+                    |(request, signer)| {
+                        let actor = crate::round::regulator::Actor {
+                            signer: Some(signer),
+                            ..(**actor).clone()
+                        };
+                        approval::decide_approve(
+                            state,
+                            &self.plans,
+                            &request,
+                            &actor,
+                            "note",
+                            Some(note),
+                        )
+                    },
+                );
+                match decided {
+                    Ok(events) => {
+                        let body = state_approval_reply(&events);
+                        (events, Reply::ok(201, &body))
+                    }
+                    Err(r) => (Vec::new(), Reply::refusal(refusal_status(&r), &r)),
+                }
+            }
+            Command::WithdrawApproval {
+                reference,
+                reason,
+                actor,
+            } => match approval::decide_withdraw(state, reference, reason, actor) {
+                Ok(events) => {
+                    let body = state_approval_reply(&events);
+                    (events, Reply::ok(200, &body))
+                }
+                Err(r) => (Vec::new(), Reply::refusal(refusal_status(&r), &r)),
+            },
             Command::OpenTable { table, plan, mode } => {
                 match state.decide_open_table(&self.plans, op, table, plan, *mode) {
                     Ok(events) => {
@@ -1550,6 +1644,36 @@ impl Writer {
         }
     }
 
+    /// Under `--require-approval`: a table opens, and a round starts, only on a plan version
+    /// whose approval is valid now. (A withdrawn approval refuses new rounds; the running
+    /// round finishes.) Other commands, and tables or rounds that are not the caller's, are
+    /// decided as usual.
+    fn approved_now(
+        &self,
+        state: &State,
+        op: &str,
+        command: &Command,
+        now: DateTime<Utc>,
+    ) -> Result<(), Refusal> {
+        let (key, hash) = match command {
+            Command::OpenTable { plan, .. } => {
+                let Ok(r) = plan.parse::<crate::plan::PlanRef>() else {
+                    return Ok(());
+                };
+                match self.plans.get(&r) {
+                    Some(l) => (l.key(), l.hash.clone()),
+                    None => return Ok(()),
+                }
+            }
+            Command::OpenRound { table } => match state.table_of_operator(op, table) {
+                Ok(t) => (t.loaded.key(), t.loaded.hash.clone()),
+                Err(_) => return Ok(()),
+            },
+            _ => return Ok(()),
+        };
+        approval::check_approved(state, &key, &hash, now)
+    }
+
     /// Drops finished rounds from memory (their state is in the store).
     fn evict(&self, rounds: &[String]) {
         let mut state = self.state.write().expect("state lock");
@@ -1748,6 +1872,9 @@ pub fn refusal_status(r: &Refusal) -> u16 {
             409
         }
         "unavailable" | "rng_unavailable" => 503,
+        // Approved plan releases (`approval.rs`).
+        "approval_not_found" => 404,
+        "approval_exists" | "approval_withdrawn" | "plan_not_approved" => 409,
         _ => 422,
     }
 }
@@ -1971,6 +2098,35 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
     body
 }
 
+/// The approval an approval or withdrawal event leaves, as the state will hold it.
+fn state_approval_reply(events: &[Event]) -> Value {
+    match events.first() {
+        Some(Event::PlanApproved {
+            plan,
+            sha256,
+            reference,
+            valid_from,
+            valid_until,
+            actor,
+            via,
+            ..
+        }) => json!({
+            "reference": reference, "plan": plan, "sha256": sha256,
+            "valid_from": valid_from, "valid_until": valid_until,
+            "approved_by": actor, "via": via, "withdrawn_by": null,
+        }),
+        Some(Event::PlanApprovalWithdrawn {
+            reference,
+            sha256,
+            reason,
+            actor,
+        }) => {
+            json!({"reference": reference, "sha256": sha256, "reason": reason, "withdrawn_by": actor})
+        }
+        _ => Value::Null,
+    }
+}
+
 /// One event as an audit entry, with the ids it concerns.
 fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
     // Replay reads back only the kinds it knows: a kind missing from the list would be skipped.
@@ -1981,9 +2137,15 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
     );
     let kind =
         pitboss_audit::entry::Kind::parse(ev.kind()).expect("event kinds are valid entry kinds");
-    let mut e = NewEntry::new(ts, kind, ev.payload()).operator(operator);
+    let mut e = NewEntry::new(ts, kind, ev.payload());
+    // A regulator's command concerns no operator.
+    if !operator.is_empty() {
+        e = e.operator(operator);
+    }
     let (table, round, bet): (Option<&str>, Option<&str>, Option<&str>) = match ev {
-        Event::PlanLoaded { .. } => (None, None, None),
+        Event::PlanLoaded { .. }
+        | Event::PlanApproved { .. }
+        | Event::PlanApprovalWithdrawn { .. } => (None, None, None),
         Event::TableOpened { table, .. } | Event::TableClosed { table, .. } => {
             (Some(table), None, None)
         }

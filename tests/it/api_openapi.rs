@@ -1121,6 +1121,76 @@ fn real_requests_and_responses_match_the_spec() {
     assert!(s == 200 && b.as_str().unwrap().contains("BEGIN PUBLIC KEY"));
     note("GET", "/v1/audit/public-key");
 
+    // Plan approvals (issue 20).
+    let (_, k) = new_key(admin, json!({"role": "regulator"}));
+    let regulator = k["key"].as_str().unwrap().to_string();
+    let regulator = regulator.as_str();
+    let (_, p) = api.get("/v1/plans/{plan}", &["alg-roulette@1"], None);
+    let approve = |key: &str, body: Value| {
+        api.call(
+            "POST",
+            "/v1/plan-approvals",
+            &[],
+            "",
+            Some(key),
+            None,
+            Some(&body),
+        )
+    };
+    let approval = json!({"plan": "alg-roulette@1", "sha256": p["sha256"], "reference": "MF-1",
+                          "valid_from": "2026-01-01T00:00:00Z"});
+    assert_eq!(approve(regulator, approval.clone()).0, 201);
+    assert_eq!(approve(regulator, approval.clone()).0, 409);
+    assert_eq!(approve(op1, approval).0, 403);
+    note("POST", "/v1/plan-approvals");
+    let (s, b) = api.send_checked(
+        false,
+        "POST",
+        "/v1/plan-approvals/note",
+        &[],
+        "",
+        admin,
+        None,
+        Some(&Value::String("not a note".into())),
+    );
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (422, Some("bad_approval_note")),
+        "{b}"
+    );
+    note("POST", "/v1/plan-approvals/note");
+    let withdraw = |body: Value| {
+        api.call(
+            "POST",
+            "/v1/plan-approvals/withdrawals",
+            &[],
+            "",
+            Some(regulator),
+            None,
+            Some(&body),
+        )
+    };
+    assert_eq!(
+        withdraw(json!({"reference": "MF-1", "reason": "test"})).0,
+        200
+    );
+    assert_eq!(
+        withdraw(json!({"reference": "MF-1", "reason": "test"})).0,
+        409
+    );
+    assert_eq!(
+        withdraw(json!({"reference": "MF-9", "reason": "test"})).0,
+        404
+    );
+    note("POST", "/v1/plan-approvals/withdrawals");
+    let (s, b) = api.get("/v1/plan-approvals", &[], Some(auditor));
+    assert!(
+        s == 200 && b["approvals"][0]["status"] == "withdrawn",
+        "{b}"
+    );
+    assert_eq!(api.get("/v1/plan-approvals", &[], None).0, 401);
+    note("GET", "/v1/plan-approvals");
+
     let all = operations(&api.spec);
     let missed: Vec<_> = all.difference(&called).collect();
     assert!(

@@ -313,3 +313,316 @@ fn tags_are_derived_for_an_existing_log() {
     let after = page(&server, &regulator, "player=p1");
     assert_eq!(seqs(&after), seqs(&before));
 }
+
+/// Runs the `pitboss` CLI on the committed plans; its exit code and standard output.
+fn cli(args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pitboss"))
+        .arg("--plans")
+        .arg(crate::source::plans_dir())
+        .args(args)
+        .env_remove("DATABASE_URL")
+        .output()
+        .expect("pitboss runs");
+    assert!(
+        out.status.code().is_some(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Starts a server that requires approvals and knows the regulator key `vkey`.
+fn approving_server(storage: &Storage, vkey: &str) -> TestServer {
+    TestServer::spawn(
+        &crate::source::plans_dir(),
+        storage,
+        &[
+            ("PITBOSS_ADMIN_KEY", ADMIN_KEY),
+            ("PITBOSS_REQUIRE_APPROVAL", "true"),
+            ("PITBOSS_REGULATOR_KEYS", vkey),
+        ],
+    )
+}
+
+fn plan_hash(server: &TestServer, plan: &str) -> String {
+    let (s, _, b) = server.get(&format!("/v1/plans/{plan}"));
+    assert_eq!(s, 200, "{b}");
+    b["sha256"].as_str().expect("sha256").to_string()
+}
+
+fn approval_of(server: &TestServer, plan: &str) -> String {
+    let (s, _, b) = server.get(&format!(
+        "/v1/plans/{}/versions",
+        plan.split('@').next().unwrap()
+    ));
+    assert_eq!(s, 200, "{b}");
+    b.as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["key"] == plan)
+        .expect("the version")["approval"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Under `--require-approval` a table on an unapproved plan is refused, and accepted once a
+/// regulator approves the version (over the API, or offline with a signed note); a withdrawn
+/// approval lets the running round finish and refuses the next; every approval, withdrawal and
+/// plan load names who did it; `plan list` shows each version's status; the log replays.
+fn approvals_gate_tables(backend: Backend) {
+    let keys = tempfile::tempdir().unwrap();
+    let key = keys.path().join("regulator.pem");
+    let key = key.to_str().unwrap();
+    let name = "mf.example.cz/plan-approvals";
+    let (code, vkey) = cli(&["plan", "approval-key", "--key", key, "--name", name]);
+    assert_eq!(code, 0);
+    let vkey = vkey.trim().to_string();
+    assert!(vkey.starts_with(&format!("{name}+")), "{vkey}");
+
+    let storage = Storage::new(backend);
+    let server = approving_server(&storage, &vkey);
+    let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
+    let regulator = server.create_key(ADMIN_KEY, "regulator", None);
+    let roulette = "evolution-roulette@1";
+    let baccarat = "evolution-speed-baccarat@1";
+    let open = |table: &str, plan: &str| {
+        server.post(
+            &op,
+            "/v1/tables",
+            json!({"table": table, "plan": plan, "mode": "live"}),
+        )
+    };
+
+    // Unapproved: refused, and the refusal is logged.
+    let (s, b) = open("t1", roulette);
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (409, Some("plan_not_approved")),
+        "{b}"
+    );
+    assert_eq!(approval_of(&server, roulette), "none");
+
+    // Approved over the API by a regulator key: accepted.
+    let hash = plan_hash(&server, roulette);
+    let (s, b) = server.post(
+        &regulator,
+        "/v1/plan-approvals",
+        json!({"plan": roulette, "sha256": hash, "reference": "MF-2026/1",
+               "valid_from": "2026-01-01T00:00:00Z", "person": "inspector-7"}),
+    );
+    assert_eq!(s, 201, "{b}");
+    assert_eq!(b["approved_by"]["person"], "inspector-7");
+    // Not by an operator, not twice, not with other content.
+    let (s, _) = server.post(
+        &op,
+        "/v1/plan-approvals",
+        json!({"plan": roulette, "sha256": hash, "reference": "X", "valid_from": "2026-01-01T00:00:00Z"}),
+    );
+    assert_eq!(s, 403);
+    let (s, b) = server.post(
+        &regulator,
+        "/v1/plan-approvals",
+        json!({"plan": roulette, "sha256": hash, "reference": "MF-2026/1", "valid_from": "2026-01-01T00:00:00Z"}),
+    );
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (409, Some("approval_exists")),
+        "{b}"
+    );
+    let (s, b) = server.post(
+        &regulator,
+        "/v1/plan-approvals",
+        json!({"plan": roulette, "sha256": "0".repeat(64), "reference": "MF-2026/9", "valid_from": "2026-01-01T00:00:00Z"}),
+    );
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (422, Some("plan_hash_mismatch")),
+        "{b}"
+    );
+    assert_eq!(approval_of(&server, roulette), "approved");
+    let (s, b) = open("t1", roulette);
+    assert_eq!(s, 201, "{b}");
+    let round = open_round(&server, &op, "t1");
+    place(&server, &op, &round, 0, 2);
+
+    // Withdrawn: the running round finishes; the next is refused.
+    let (s, b) = server.post(
+        &regulator,
+        "/v1/plan-approvals/withdrawals",
+        json!({"reference": "MF-2026/1", "reason": "licence amended"}),
+    );
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(approval_of(&server, roulette), "withdrawn");
+    let (s, b) = server.post(
+        &op,
+        &format!("/v1/rounds/{round}/events"),
+        json!({"type": "close_betting"}),
+    );
+    assert_eq!(s, 200, "{b}");
+    let (s, b) = server.post(
+        &op,
+        &format!("/v1/rounds/{round}/events"),
+        json!({"type": "spin", "number": 17, "ball_against_rotation": true, "ball_revolutions": 4}),
+    );
+    assert_eq!((s, b["phase"].as_str()), (200, Some("settled")), "{b}");
+    let (s, b) = server.post(&op, "/v1/tables/t1/rounds", json!({}));
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (409, Some("plan_not_approved")),
+        "{b}"
+    );
+
+    // Offline: a note signed with the regulator's own key, posted by the admin.
+    let (code, note) = cli(&[
+        "plan",
+        "approve",
+        roulette,
+        "--key",
+        key,
+        "--name",
+        name,
+        "--reference",
+        "MF-2026/2",
+        "--valid-from",
+        "2026-01-01T00:00:00Z",
+        "--valid-until",
+        "2999-01-01T00:00:00Z",
+    ]);
+    assert_eq!(code, 0);
+    assert!(note.contains(&format!("sha256 {hash}")), "{note}");
+    let post_note = |note: &str| {
+        let (s, _, b) = server.post_raw(Some(ADMIN_KEY), None, "/v1/plan-approvals/note", note);
+        (s, b)
+    };
+    let (s, b) = post_note(&note);
+    assert_eq!(s, 201, "{b}");
+    assert!(
+        b["approved_by"]["signer"]
+            .as_str()
+            .unwrap()
+            .starts_with(name),
+        "{b}"
+    );
+    assert_eq!(approval_of(&server, roulette), "approved");
+    let (s, b) = server.post(&op, "/v1/tables/t1/rounds", json!({}));
+    assert_eq!(s, 201, "{b}");
+    // A note changed after signing, or signed by another key, approves nothing.
+    let (s, b) = post_note(&note.replace("MF-2026/2", "MF-2026/3"));
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (422, Some("approval_signature_unknown")),
+        "{b}"
+    );
+    let other = keys.path().join("other.pem");
+    let (_, forged) = cli(&[
+        "plan",
+        "approve",
+        baccarat,
+        "--key",
+        other.to_str().unwrap(),
+        "--name",
+        name,
+        "--reference",
+        "MF-2026/4",
+        "--valid-from",
+        "2026-01-01T00:00:00Z",
+    ]);
+    let (s, b) = post_note(&forged);
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (422, Some("approval_signature_unknown")),
+        "{b}"
+    );
+    // An approval valid only from a later date does not open a table yet.
+    let (s, b) = server.post(
+        &regulator,
+        "/v1/plan-approvals",
+        json!({"plan": baccarat, "sha256": plan_hash(&server, baccarat), "reference": "MF-2026/5",
+               "valid_from": "2999-01-01T00:00:00Z"}),
+    );
+    assert_eq!(s, 201, "{b}");
+    assert_eq!(approval_of(&server, baccarat), "pending");
+    let (s, b) = open("b1", baccarat);
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (409, Some("plan_not_approved")),
+        "{b}"
+    );
+
+    // Every approval, withdrawal and plan load names who did it.
+    let p = page(
+        &server,
+        &regulator,
+        "kind=plan_approved,plan_approval_withdrawn,plan_loaded",
+    );
+    let entries = p["entries"].as_array().unwrap();
+    assert!(entries.len() > 4, "{p}");
+    for e in entries {
+        let payload = &e["entry"]["payload"];
+        let actor = if e["entry"]["kind"] == "plan_loaded" {
+            &payload["loaded_by"]
+        } else {
+            &payload["actor"]
+        };
+        assert!(actor["key"].as_str().is_some_and(|k| !k.is_empty()), "{e}");
+        assert!(actor["role"].as_str().is_some(), "{e}");
+    }
+    let k = kinds(&p);
+    assert_eq!(
+        k.iter().filter(|k| *k == "plan_approved").count(),
+        3,
+        "{k:?}"
+    );
+    assert_eq!(
+        k.iter().filter(|k| *k == "plan_approval_withdrawn").count(),
+        1
+    );
+    // Approvals are significant events; the refusals were logged.
+    let p = page(&server, &regulator, "significant=true&kind=plan_approved");
+    assert_eq!(kinds(&p).len(), 3);
+    let p = page(&server, &regulator, "code=plan_not_approved");
+    assert_eq!(kinds(&p), ["command_refused"; 3], "{p}");
+
+    // The list of approvals, and `plan list` reading the service's database.
+    let (s, _, b) = server.get_as(Some(&op), "/v1/plan-approvals");
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["required"], true);
+    assert_eq!(b["approvals"].as_array().unwrap().len(), 3, "{b}");
+    let url = match &storage.pg {
+        Some(pg) => pg.url.clone(),
+        None => crate::server::data_file(&storage).display().to_string(),
+    };
+    let (code, out) = cli(&["plan", "list", "--database-url", &url]);
+    assert_eq!(code, 0, "{out}");
+    let line = |plan: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{plan} ")))
+            .unwrap_or_else(|| panic!("{plan} in {out}"))
+            .to_string()
+    };
+    assert!(out.lines().next().unwrap().contains("APPROVAL"), "{out}");
+    assert!(line(roulette).contains(" approved "), "{out}");
+    assert!(line(baccarat).contains(" pending "), "{out}");
+    assert!(line("alg-roulette@1").contains(" none "), "{out}");
+
+    // The log with its approvals replays.
+    let auditor = server.create_key(ADMIN_KEY, "auditor", None);
+    let (s, export) = server.get_text(Some(&auditor), "/v1/audit/export");
+    assert_eq!(s, 200);
+    let r = crate::replay::replay_command(&export, &crate::source::plans_dir());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
+
+#[test]
+fn approvals_gate_tables_sqlite() {
+    approvals_gate_tables(Backend::Sqlite);
+}
+
+#[test]
+fn approvals_gate_tables_postgres() {
+    approvals_gate_tables(Backend::Postgres);
+}
