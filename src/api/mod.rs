@@ -8,6 +8,7 @@ pub mod auth;
 pub(crate) mod bridge;
 pub mod dto;
 pub mod errors;
+pub mod exceptions;
 pub mod openapi;
 pub mod plans;
 pub mod problem;

@@ -11,7 +11,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::problem::{not_found_route, Problem};
-use super::{admin, approvals, audit, dto, plans, startup, tables};
+use super::{admin, approvals, audit, dto, exceptions, plans, startup, tables};
 
 const DESCRIPTION: &str = "\
 pitboss enforces the game plan a regulator approved on every bet and dealer event an \
@@ -63,6 +63,8 @@ machine `code`; a refusal by a rule of the plan also names the plan (`id@version
         tables::place_bets,
         tables::post_event,
         tables::void_round,
+        exceptions::pause,
+        exceptions::resume,
         tables::post_decisions,
         tables::shoe,
         tables::table_action,

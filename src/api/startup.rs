@@ -9,7 +9,7 @@ use actix_web::{get, web, App, HttpResponse, HttpServer};
 use super::auth::{KeyRing, Role};
 use super::dto::Health;
 use super::problem::Problem;
-use super::{admin, approvals, audit, openapi, plans, tables};
+use super::{admin, approvals, audit, exceptions, openapi, plans, tables};
 use crate::plan::PlanSet;
 use crate::service::Service;
 use crate::store::{self, DatabaseUrl};
@@ -88,6 +88,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(admin::create_key)
         .service(plans::list)
         .service(approvals::list)
+        .service(exceptions::pause)
+        .service(exceptions::resume)
         .service(approvals::approve)
         .service(approvals::approve_note)
         .service(approvals::withdraw)

@@ -25,7 +25,7 @@ use crate::service::{Command, Idempotency, Reply};
 /// Longest accepted Idempotency-Key.
 pub const MAX_IDEMPOTENCY_KEY: usize = 128;
 
-fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Idempotency, Problem> {
+pub(super) fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Idempotency, Problem> {
     let key = req
         .headers()
         .get("idempotency-key")
@@ -56,7 +56,7 @@ fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Idempotency, Problem> {
     })
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Problem> {
+pub(super) fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Problem> {
     let malformed = |e: serde_json::Error| Problem::bad_request("malformed_json", e.to_string());
     let value: Value = serde_json::from_slice(body).map_err(malformed)?;
     whole_numbers(&value, &mut String::new())?;
@@ -109,7 +109,7 @@ fn whole_numbers(v: &Value, at: &mut String) -> Result<(), Problem> {
     }
 }
 
-fn respond(reply: Reply) -> HttpResponse {
+pub(super) fn respond(reply: Reply) -> HttpResponse {
     let status = actix_web::http::StatusCode::from_u16(reply.status)
         .unwrap_or(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR);
     let mut b = HttpResponse::build(status);
@@ -133,6 +133,41 @@ async fn run(
     let idem = idempotency(req, body)?;
     Ok(respond(
         state.service.submit(operator, Some(idem), command).await,
+    ))
+}
+
+/// An exception command (a void, a table closed, a pause): logged naming the key and the
+/// person the operator named.
+pub(super) async fn run_as(
+    state: &AppState,
+    caller: &Caller,
+    req: &HttpRequest,
+    body: &[u8],
+    person: Option<String>,
+    command: Command,
+) -> Result<HttpResponse, Problem> {
+    let operator = caller.operator()?;
+    let idem = idempotency(req, body)?;
+    if person
+        .as_ref()
+        .is_some_and(|p| p.is_empty() || p.len() > 128 || p.chars().any(char::is_control))
+    {
+        return Err(Problem::bad_request(
+            "malformed_json",
+            "person: 1–128 characters, no control characters",
+        ));
+    }
+    let actor = crate::round::regulator::Actor {
+        key: caller.key_id.clone(),
+        role: caller.role.as_str().to_string(),
+        person,
+        signer: None,
+    };
+    Ok(respond(
+        state
+            .service
+            .submit_as(operator, Some(actor), Some(idem), command)
+            .await,
     ))
 }
 
@@ -197,6 +232,10 @@ pub async fn open_table(
 #[schema(example = json!({"reason": "wheel fault"}))]
 pub struct Reason {
     pub reason: String,
+    /// The person who decided (the operator's own id for its staff member), logged with the
+    /// key as the entry's actor.
+    #[serde(default)]
+    pub person: Option<String>,
 }
 
 /// Closes a table.
@@ -228,11 +267,12 @@ pub async fn close_table(
     body: web::Bytes,
 ) -> Result<HttpResponse, Problem> {
     let b: Reason = parse(&body)?;
-    run(
+    run_as(
         &state,
         &caller,
         &req,
         &body,
+        b.person,
         Command::CloseTable {
             table: path.into_inner(),
             reason: b.reason,
@@ -390,6 +430,7 @@ pub struct Bets {
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`round_paused`: a reported error paused the round; resume or void it.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "The request as a whole is refused: `bad_bet_count` (1–500 bets), `family_not_supported`, or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
@@ -493,7 +534,7 @@ pub enum DealerEvent {
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 409, description = "`out_of_order`, `betting_open`, `betting_closed`, `wrong_mode`, `not_rng` or `decisions_open`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`out_of_order`, `betting_open`, `betting_closed`, `wrong_mode`, `not_rng`, `decisions_open`, or `round_paused` (a reported error paused the round).", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "An illegal value (`invalid_number`…), a card the rules or the shoe refuse (`wrong_position`, `deal_complete`, `card_not_in_shoe`, `duplicate_card`, …; nothing of the request is recorded and the round waits for the right card or a void), `misdeal_not_in_plan`, a settlement the plan forbids (`max_win_exceeded`), or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
@@ -557,11 +598,12 @@ pub async fn void_round(
     body: web::Bytes,
 ) -> Result<HttpResponse, Problem> {
     let b: Reason = parse(&body)?;
-    run(
+    run_as(
         &state,
         &caller,
         &req,
         &body,
+        b.person,
         Command::Void {
             round: path.into_inner(),
             reason: b.reason,
@@ -610,7 +652,7 @@ pub struct PlayerDecision {
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 409, description = "`out_of_order`: no decision time is open.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`out_of_order`: no decision time is open; `round_paused`: a reported error paused the round.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "`bad_decision_count` or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),

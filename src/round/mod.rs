@@ -106,6 +106,29 @@ pub enum Event {
     TableClosed {
         table: String,
         reason: String,
+        /// Who closed it (the key, and the person the operator named).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<regulator::Actor>,
+    },
+    /// The dealer system or staff reported an error: the round takes no bet and no dealer
+    /// event until a repair resumes it (`round_resumed`) or it is voided. `reported`: what was
+    /// reported, as the operator sent it.
+    RoundPaused {
+        round: String,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reported: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<regulator::Actor>,
+        at: DateTime<Utc>,
+    },
+    /// A repair: the paused round goes on where it stopped.
+    RoundResumed {
+        round: String,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<regulator::Actor>,
+        at: DateTime<Utc>,
     },
     RoundOpened {
         round: String,
@@ -171,6 +194,10 @@ pub enum Event {
         reason: String,
         refunds: Vec<Refund>,
         refund_minor: i64,
+        /// Who voided it (the key, and the person the operator named); absent where no
+        /// caller did (older logs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<regulator::Actor>,
         /// The RNG seed, hex, revealed by the void as by a settlement (RNG mode), so that a
         /// void decided after looking at the seed's draw can be audited.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -336,6 +363,8 @@ impl Event {
         "plan_loaded",
         "plan_approved",
         "plan_approval_withdrawn",
+        "round_paused",
+        "round_resumed",
         "table_opened",
         "table_closed",
         "round_opened",
@@ -370,6 +399,8 @@ impl Event {
             Event::PlanLoaded { .. } => "plan_loaded",
             Event::PlanApproved { .. } => "plan_approved",
             Event::PlanApprovalWithdrawn { .. } => "plan_approval_withdrawn",
+            Event::RoundPaused { .. } => "round_paused",
+            Event::RoundResumed { .. } => "round_resumed",
             Event::TableOpened { .. } => "table_opened",
             Event::TableClosed { .. } => "table_closed",
             Event::RoundOpened { .. } => "round_opened",
@@ -735,6 +766,8 @@ pub struct State {
     pub plans_logged: BTreeMap<String, String>,
     /// Approvals of plan versions by reference (`plan_approved`, `plan_approval_withdrawn`).
     pub approvals: BTreeMap<String, regulator::Approval>,
+    /// Rounds paused by a reported error, until resumed or finished (`round_paused`).
+    pub paused: BTreeMap<String, regulator::Pause>,
 }
 
 fn refuse(code: &str, message: impl Into<String>) -> Refusal {
@@ -1812,6 +1845,7 @@ impl State {
         events.push(Event::TableClosed {
             table: table.to_string(),
             reason: reason.to_string(),
+            actor: None,
         });
         Ok(events)
     }
@@ -1962,6 +1996,32 @@ impl State {
                         withdrawn_by: None,
                     },
                 );
+            }
+            Event::RoundPaused {
+                round,
+                reason,
+                reported,
+                actor,
+                at,
+            } => {
+                let r = self.rounds.get(round).ok_or("pause of an unknown round")?;
+                if r.is_finished() || self.paused.contains_key(round) {
+                    return Err(format!("round {round}: paused when it could not be"));
+                }
+                self.paused.insert(
+                    round.clone(),
+                    regulator::Pause {
+                        reason: reason.clone(),
+                        reported: reported.clone(),
+                        actor: actor.clone(),
+                        at: *at,
+                    },
+                );
+            }
+            Event::RoundResumed { round, .. } => {
+                if self.paused.remove(round).is_none() {
+                    return Err(format!("round {round}: resumed but not paused"));
+                }
             }
             Event::PlanApprovalWithdrawn {
                 reference,
@@ -2178,6 +2238,7 @@ impl State {
                 rng_seed,
                 ..
             } => {
+                self.paused.remove(round);
                 let r = self.rounds.get(round).ok_or("void of an unknown round")?;
                 if matches!(r.phase, Phase::Settled | Phase::Voided) {
                     return Err(format!("round {round}: voided after it was finished"));
@@ -2597,6 +2658,7 @@ fn void_event(r: &RoundState, reason: &str, rng_seed: Option<&[u8; 32]>) -> Even
         reason: reason.to_string(),
         refunds,
         refund_minor,
+        actor: None,
         rng_seed: rng_seed.map(|s| crate::plan::canonical::hex(s)),
     }
 }

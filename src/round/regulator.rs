@@ -21,6 +21,17 @@ pub struct Actor {
     pub signer: Option<String>,
 }
 
+/// A round paused by a reported error (`round_paused`), until resumed or finished.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Pause {
+    pub reason: String,
+    #[schema(required = true)]
+    pub reported: Option<String>,
+    #[schema(required = true)]
+    pub actor: Option<Actor>,
+    pub at: DateTime<Utc>,
+}
+
 /// A regulator's approval of one plan version (by its content hash).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Approval {

@@ -41,6 +41,7 @@ use crate::store::tiles::{write_tiles, TileRow, Tiles};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
 pub mod approval;
+pub mod exception;
 pub mod feed;
 pub mod refusal;
 pub mod retention;
@@ -136,6 +137,17 @@ pub enum Command {
         reason: String,
         actor: Box<crate::round::regulator::Actor>,
     },
+    /// The dealer system or staff reports an error: the round waits for a repair.
+    PauseRound {
+        round: String,
+        reason: String,
+        reported: Option<String>,
+    },
+    /// A repair: the paused round goes on.
+    ResumeRound {
+        round: String,
+        reason: String,
+    },
 }
 
 impl Command {
@@ -161,6 +173,8 @@ impl Command {
             Command::ApprovePlan { .. } => "approve_plan",
             Command::ApprovePlanNote { .. } => "approve_plan_note",
             Command::WithdrawApproval { .. } => "withdraw_approval",
+            Command::PauseRound { .. } => "pause_round",
+            Command::ResumeRound { .. } => "resume_round",
         }
     }
 
@@ -181,7 +195,9 @@ impl Command {
             | Command::Misdeal { round, .. }
             | Command::Decisions { round, .. }
             | Command::CloseDecisions { round }
-            | Command::Void { round, .. } => (
+            | Command::Void { round, .. }
+            | Command::PauseRound { round, .. }
+            | Command::ResumeRound { round, .. } => (
                 round.split('.').next().map(str::to_string),
                 Some(round.clone()),
             ),
@@ -269,6 +285,9 @@ pub struct Idempotency {
 struct Job {
     operator: String,
     idem: Option<Idempotency>,
+    /// Who asks (the key, and the person the caller named): written into the exception
+    /// entries the command logs (a void, a pause, a table closed).
+    actor: Option<Box<crate::round::regulator::Actor>>,
     command: Command,
     reply: tokio::sync::oneshot::Sender<Reply>,
 }
@@ -490,10 +509,22 @@ impl Service {
         idem: Option<Idempotency>,
         command: Command,
     ) -> Reply {
+        self.submit_as(operator, None, idem, command).await
+    }
+
+    /// Submits a command naming who asks (see [`exception`]) and waits for its durable answer.
+    pub async fn submit_as(
+        &self,
+        operator: &str,
+        actor: Option<crate::round::regulator::Actor>,
+        idem: Option<Idempotency>,
+        command: Command,
+    ) -> Reply {
         let (reply, rx) = tokio::sync::oneshot::channel();
         let job = Job {
             operator: operator.to_string(),
             idem,
+            actor: actor.map(Box::new),
             command,
             reply,
         };
@@ -954,6 +985,7 @@ impl Writer {
                 Some(r) => (Vec::new(), r),
                 None => self.decide(&state, &job, now, &mut new_seeds, &mut revealed),
             };
+            let events = exception::with_actor(events, job.actor.as_deref());
             let mut events = self.bounded_events(&state, &job, events, &reply);
             // Refusals cost log space that the operator, not the service, decides to spend:
             // past its budget they are answered 429 and not logged (counted in /metrics).
@@ -1210,7 +1242,32 @@ impl Writer {
                 return (Vec::new(), Reply::refusal(refusal_status(&r), &r));
             }
         }
+        if let Err(r) = exception::not_paused(state, op, &job.command) {
+            return refused(r);
+        }
         match &job.command {
+            Command::PauseRound {
+                round,
+                reason,
+                reported,
+            } => {
+                match exception::decide_pause(state, op, round, reason, reported.as_deref(), now) {
+                    Ok(events) => {
+                        let body = exception::reply(state, round, &events);
+                        (events, Reply::ok(200, &body))
+                    }
+                    Err(r) => refused(r),
+                }
+            }
+            Command::ResumeRound { round, reason } => {
+                match exception::decide_resume(state, op, round, reason, now) {
+                    Ok(events) => {
+                        let body = exception::reply(state, round, &events);
+                        (events, Reply::ok(200, &body))
+                    }
+                    Err(r) => refused(r),
+                }
+            }
             Command::ApprovePlan { request, actor } => {
                 match approval::decide_approve(state, &self.plans, request, actor, "api", None) {
                     Ok(events) => {
@@ -1875,6 +1932,8 @@ pub fn refusal_status(r: &Refusal) -> u16 {
         // Approved plan releases (`approval.rs`).
         "approval_not_found" => 404,
         "approval_exists" | "approval_withdrawn" | "plan_not_approved" => 409,
+        // Exception events (`exception.rs`).
+        "round_paused" | "round_not_paused" | "round_finished" => 409,
         _ => 422,
     }
 }
@@ -2143,6 +2202,9 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
         e = e.operator(operator);
     }
     let (table, round, bet): (Option<&str>, Option<&str>, Option<&str>) = match ev {
+        Event::RoundPaused { round, .. } | Event::RoundResumed { round, .. } => {
+            (round.split('.').next(), Some(round), None)
+        }
         Event::PlanLoaded { .. }
         | Event::PlanApproved { .. }
         | Event::PlanApprovalWithdrawn { .. } => (None, None, None),

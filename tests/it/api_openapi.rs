@@ -482,7 +482,7 @@ fn operator_commands_declare_the_idempotency_key_the_server_demands() {
             "POST {path} without an Idempotency-Key: {b}"
         );
     }
-    assert_eq!(commands, 10, "the operator commands");
+    assert_eq!(commands, 12, "the operator commands");
     // And those without it need none.
     let (s, b) = api.call(
         "POST",
@@ -1120,6 +1120,49 @@ fn real_requests_and_responses_match_the_spec() {
     let (s, b) = api.get("/v1/audit/public-key", &[], None);
     assert!(s == 200 && b.as_str().unwrap().contains("BEGIN PUBLIC KEY"));
     note("GET", "/v1/audit/public-key");
+
+    // Exception events (issue 20): a round paused on a reported error, and resumed.
+    let (s, b) = api.command(
+        "/v1/tables",
+        &[],
+        op1,
+        json!({"table": "t-exc", "plan": "alg-roulette@1", "mode": "live"}),
+    );
+    assert_eq!(s, 201, "{b}");
+    let (s, b) = api.command("/v1/tables/{table}/rounds", &["t-exc"], op1, json!({}));
+    assert_eq!(s, 201, "{b}");
+    let round = b["round"].as_str().expect("a round").to_string();
+    let pause = |path: &str, body: Value| api.command(path, &[round.as_str()], op1, body);
+    assert_eq!(
+        pause(
+            "/v1/rounds/{round}/pause",
+            json!({"reason": "wheel fault", "reported": "E17"})
+        )
+        .0,
+        200
+    );
+    assert_eq!(
+        pause("/v1/rounds/{round}/pause", json!({"reason": "again"})).0,
+        409
+    );
+    assert_eq!(
+        pause("/v1/rounds/{round}/pause", json!({"reason": ""})).0,
+        422
+    );
+    note("POST", "/v1/rounds/{round}/pause");
+    assert_eq!(
+        pause(
+            "/v1/rounds/{round}/resume",
+            json!({"reason": "repaired", "person": "tech-7"})
+        )
+        .0,
+        200
+    );
+    assert_eq!(
+        pause("/v1/rounds/{round}/resume", json!({"reason": "again"})).0,
+        409
+    );
+    note("POST", "/v1/rounds/{round}/resume");
 
     // Plan approvals (issue 20).
     let (_, k) = new_key(admin, json!({"role": "regulator"}));

@@ -626,3 +626,149 @@ fn approvals_gate_tables_sqlite() {
 fn approvals_gate_tables_postgres() {
     approvals_gate_tables(Backend::Postgres);
 }
+
+/// A reported error pauses a round: it takes no bet and no dealer event until a repair
+/// resumes it; another paused round is voided with its refunds; every exception entry (pause,
+/// resumption, void, table closed) names the key and the person the operator gave, and the
+/// reason; the log replays.
+fn exceptions_name_their_actor(backend: Backend) {
+    let storage = Storage::new(backend);
+    let server = TestServer::on(&storage);
+    let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
+    let regulator = server.create_key(ADMIN_KEY, "regulator", None);
+    let key_id = op.split('_').nth(1).unwrap().to_string();
+    open_roulette(&server, &op, "t1");
+    let round = open_round(&server, &op, "t1");
+    place(&server, &op, &round, 0, 2);
+    let post =
+        |path: &str, body: Value| server.post(&op, &format!("/v1/rounds/{round}/{path}"), body);
+
+    let (s, b) = post(
+        "pause",
+        json!({"reason": "wheel sensor fault", "reported": "E17 ball not detected", "person": "pitboss-042"}),
+    );
+    assert_eq!((s, b["paused"].as_bool()), (200, Some(true)), "{b}");
+    let (s, b) = post("pause", json!({"reason": "again"}));
+    assert_eq!((s, b["code"].as_str()), (409, Some("round_paused")), "{b}");
+    let (s, b) = post(
+        "bets",
+        json!({"bets": [{"player": "p9", "bet": "straight", "numbers": [1], "stake_minor": 100}]}),
+    );
+    assert_eq!((s, b["code"].as_str()), (409, Some("round_paused")), "{b}");
+    let (s, b) = post("events", json!({"type": "close_betting"}));
+    assert_eq!((s, b["code"].as_str()), (409, Some("round_paused")), "{b}");
+    let (s, b) = post(
+        "resume",
+        json!({"reason": "sensor replaced", "person": "tech-7"}),
+    );
+    assert_eq!((s, b["paused"].as_bool()), (200, Some(false)), "{b}");
+    let (s, b) = post("resume", json!({"reason": "again"}));
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (409, Some("round_not_paused")),
+        "{b}"
+    );
+    assert_eq!(post("events", json!({"type": "close_betting"})).0, 200);
+    let (s, b) = post(
+        "events",
+        json!({"type": "spin", "number": 0, "ball_against_rotation": true, "ball_revolutions": 4}),
+    );
+    assert_eq!((s, b["phase"].as_str()), (200, Some("settled")), "{b}");
+
+    // Paused, then voided: every stake back, the void names its actor.
+    let round2 = open_round(&server, &op, "t1");
+    place(&server, &op, &round2, 0, 3);
+    let (s, b) = server.post(
+        &op,
+        &format!("/v1/rounds/{round2}/pause"),
+        json!({"reason": "shoe jammed"}),
+    );
+    assert_eq!(s, 200, "{b}");
+    let (s, b) = server.post(
+        &op,
+        &format!("/v1/rounds/{round2}/void"),
+        json!({"reason": "not repairable", "person": "floor-3"}),
+    );
+    assert_eq!((s, b["refund_minor"].as_i64()), (200, Some(300)), "{b}");
+    let (s, b) = server.post(
+        &op,
+        &format!("/v1/rounds/{round2}/resume"),
+        json!({"reason": "too late"}),
+    );
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (409, Some("round_not_paused")),
+        "{b}"
+    );
+    // A table closed with a round running, naming who closed it.
+    let round3 = open_round(&server, &op, "t1");
+    place(&server, &op, &round3, 0, 1);
+    let (s, b) = server.post(
+        &op,
+        "/v1/tables/t1/close",
+        json!({"reason": "studio evacuated", "person": "manager-1"}),
+    );
+    assert_eq!(s, 200, "{b}");
+
+    // The feed's significant events: each names the key, the reason, and the person given.
+    let p = page(&server, &regulator, "significant=true&table=t1");
+    let entries = p["entries"].as_array().unwrap();
+    let k = kinds(&p);
+    assert_eq!(
+        k,
+        [
+            "round_paused",
+            "round_resumed",
+            "round_paused",
+            "round_voided",
+            "round_voided",
+            "table_closed"
+        ],
+        "{p}"
+    );
+    let persons: Vec<Option<&str>> = entries
+        .iter()
+        .map(|e| e["entry"]["payload"]["actor"]["person"].as_str())
+        .collect();
+    assert_eq!(
+        persons,
+        [
+            Some("pitboss-042"),
+            Some("tech-7"),
+            None,
+            Some("floor-3"),
+            Some("manager-1"),
+            Some("manager-1")
+        ]
+    );
+    for e in entries {
+        let payload = &e["entry"]["payload"];
+        assert_eq!(payload["actor"]["key"], key_id.as_str(), "{e}");
+        assert_eq!(payload["actor"]["role"], "operator", "{e}");
+        assert!(
+            payload["reason"].as_str().is_some_and(|r| !r.is_empty()),
+            "{e}"
+        );
+    }
+    assert_eq!(
+        entries[0]["entry"]["payload"]["reported"],
+        "E17 ball not detected"
+    );
+    assert_eq!(entries[3]["entry"]["payload"]["refund_minor"], 300);
+
+    let auditor = server.create_key(ADMIN_KEY, "auditor", None);
+    let (s, export) = server.get_text(Some(&auditor), "/v1/audit/export");
+    assert_eq!(s, 200);
+    let r = crate::replay::replay_command(&export, &crate::source::plans_dir());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
+
+#[test]
+fn exceptions_name_their_actor_sqlite() {
+    exceptions_name_their_actor(Backend::Sqlite);
+}
+
+#[test]
+fn exceptions_name_their_actor_postgres() {
+    exceptions_name_their_actor(Backend::Postgres);
+}
