@@ -441,6 +441,8 @@ pub const OPERATIONS: &[OperationErrors] = &[
                     "mode_not_allowed",
                     "mode_not_supported",
                     "family_not_supported",
+                    "bad_registration",
+                    "registration_required",
                     "unsupported_plan",
                     "idempotency_key_reused",
                 ],

@@ -181,6 +181,14 @@ pub struct OpenTable {
     pub plan: String,
     /// One of the plan's modes.
     pub mode: Mode,
+    /// The table's registration number (a transmitted live game's table carries one; Act
+    /// 186/2016 §83), 1–64 characters; required under `serve --require-registration`.
+    #[serde(default)]
+    pub registration: Option<String>,
+    /// The id of the device that deals at the table (wheel, shoe, shuffler), 1–64
+    /// characters; required under `serve --require-registration`.
+    #[serde(default)]
+    pub device: Option<String>,
 }
 
 /// Opens a table bound to a plan version.
@@ -200,7 +208,7 @@ pub struct OpenTable {
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`plan_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 409, description = "`table_exists`; `plan_not_approved` (under `serve --require-approval`, no approval of the plan version is valid now).", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 422, description = "Refused: `bad_id`, `bad_plan_ref`, `mode_not_allowed` (with `plan` and `clause`), `mode_not_supported` (RNG at a player-versus-player table), `family_not_supported`; or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "Refused: `bad_id`, `bad_plan_ref`, `mode_not_allowed` (with `plan` and `clause`), `mode_not_supported` (RNG at a player-versus-player table), `family_not_supported`, `bad_registration`, `registration_required` (under `serve --require-registration`); or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
@@ -221,6 +229,12 @@ pub async fn open_table(
             table: b.table,
             plan: b.plan,
             mode: b.mode,
+            registration: (b.registration.is_some() || b.device.is_some()).then(|| {
+                Box::new(crate::round::regulator::Registration {
+                    registration: b.registration,
+                    device: b.device,
+                })
+            }),
         },
     )
     .await
@@ -1003,7 +1017,17 @@ pub async fn recall(
         .map_err(|e| super::problem::unavailable(&e.to_string()))?
         .map_err(|e| super::problem::unavailable(&e.to_string()))?;
     let entries: Vec<LoggedEntry> = rows.iter().map(LoggedEntry::from_row).collect();
+    let reg = state
+        .service
+        .state
+        .read()
+        .expect("state lock")
+        .registrations
+        .get(&table)
+        .cloned();
     Ok(HttpResponse::Ok().json(Recall {
+        registration: reg.as_ref().and_then(|r| r.registration.clone()),
+        device: reg.and_then(|r| r.device),
         table,
         plan,
         entries,

@@ -308,6 +308,10 @@ pub struct RegulatorArgs {
         value_delimiter = ','
     )]
     regulator_keys: Vec<String>,
+    /// Open a table only with its registration number and the id of its dealing device
+    /// (`registration`, `device`): a production deployment of transmitted live games.
+    #[arg(long, env = "PITBOSS_REQUIRE_REGISTRATION")]
+    require_registration: bool,
 }
 
 impl From<RegulatorArgs> for crate::service::approval::RegulatorOptions {
@@ -315,6 +319,7 @@ impl From<RegulatorArgs> for crate::service::approval::RegulatorOptions {
         crate::service::approval::RegulatorOptions {
             require_approval: a.require_approval,
             regulator_keys: a.regulator_keys,
+            require_registration: a.require_registration,
         }
     }
 }

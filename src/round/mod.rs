@@ -102,6 +102,12 @@ pub enum Event {
         plan: String,
         plan_sha256: String,
         mode: Mode,
+        /// The table's registration number (a transmitted live game's, Act 186/2016 §83).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        registration: Option<String>,
+        /// The id of the device that deals it (wheel, shoe, shuffler).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<String>,
     },
     TableClosed {
         table: String,
@@ -768,6 +774,8 @@ pub struct State {
     pub approvals: BTreeMap<String, regulator::Approval>,
     /// Rounds paused by a reported error, until resumed or finished (`round_paused`).
     pub paused: BTreeMap<String, regulator::Pause>,
+    /// Tables' registration numbers and dealing devices, by table (`table_opened`).
+    pub registrations: BTreeMap<String, regulator::Registration>,
 }
 
 fn refuse(code: &str, message: impl Into<String>) -> Refusal {
@@ -882,6 +890,8 @@ impl State {
             plan: loaded.key(),
             plan_sha256: loaded.hash.clone(),
             mode,
+            registration: None,
+            device: None,
         }])
     }
 
@@ -2046,7 +2056,18 @@ impl State {
                 plan,
                 plan_sha256,
                 mode,
+                registration,
+                device,
             } => {
+                if registration.is_some() || device.is_some() {
+                    self.registrations.insert(
+                        table.clone(),
+                        regulator::Registration {
+                            registration: registration.clone(),
+                            device: device.clone(),
+                        },
+                    );
+                }
                 let r: crate::plan::PlanRef = plan.parse().map_err(|e| format!("{e}"))?;
                 let loaded = plans
                     .get(&r)

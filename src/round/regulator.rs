@@ -21,6 +21,17 @@ pub struct Actor {
     pub signer: Option<String>,
 }
 
+/// A live table's registration (Act 186/2016 §83: a transmitted live game's table carries
+/// its registration number) and the id of the device that deals it (wheel, shoe, shuffler),
+/// given when the table opens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Registration {
+    #[schema(required = true)]
+    pub registration: Option<String>,
+    #[schema(required = true)]
+    pub device: Option<String>,
+}
+
 /// A round paused by a reported error (`round_paused`), until resumed or finished.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Pause {

@@ -23,6 +23,8 @@ pub struct RegulatorOptions {
     pub require_approval: bool,
     /// The regulators' note verifier keys (`name+id+base64`), for offline approvals.
     pub regulator_keys: Vec<String>,
+    /// Open a table only with its registration number and dealing device.
+    pub require_registration: bool,
 }
 
 /// The first line of an approval note's text.

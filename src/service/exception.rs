@@ -39,6 +39,57 @@ pub fn with_actor(mut events: Vec<Event>, actor: Option<&Actor>) -> Vec<Event> {
     events
 }
 
+/// A table's registration number and dealing device as given: each 1–64 printable
+/// characters; both required under `serve --require-registration`.
+pub fn check_registration(
+    r: Option<&crate::round::regulator::Registration>,
+    required: bool,
+) -> Result<(), Refusal> {
+    let ok = |v: &Option<String>| {
+        v.as_ref().is_none_or(|v| {
+            !v.is_empty() && v.len() <= 64 && v.chars().all(|c| c.is_ascii_graphic() || c == ' ')
+        })
+    };
+    if let Some(r) = r {
+        if !ok(&r.registration) || !ok(&r.device) {
+            return Err(refuse(
+                "bad_registration",
+                "registration and device are 1–64 printable characters",
+            ));
+        }
+    }
+    let complete = r.is_some_and(|r| r.registration.is_some() && r.device.is_some());
+    if required && !complete {
+        return Err(refuse(
+            "registration_required",
+            "this service opens a table only with its registration number and the id of its dealing device (`registration`, `device`; serve --require-registration)",
+        ));
+    }
+    Ok(())
+}
+
+/// The table's registration and device, written into its `table_opened` event.
+pub fn with_registration(
+    mut events: Vec<Event>,
+    r: Option<&crate::round::regulator::Registration>,
+) -> Vec<Event> {
+    let Some(r) = r else {
+        return events;
+    };
+    for ev in &mut events {
+        if let Event::TableOpened {
+            registration,
+            device,
+            ..
+        } = ev
+        {
+            registration.clone_from(&r.registration);
+            device.clone_from(&r.device);
+        }
+    }
+    events
+}
+
 /// A paused round takes no bet and no dealer event: only a resumption or a void (or the
 /// table's closure, which voids it).
 pub fn not_paused(state: &State, op: &str, command: &Command) -> Result<(), Refusal> {

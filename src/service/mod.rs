@@ -63,6 +63,8 @@ pub enum Command {
         table: String,
         plan: String,
         mode: Mode,
+        /// The table's registration number and dealing device, when given.
+        registration: Option<Box<crate::round::regulator::Registration>>,
     },
     CloseTable {
         table: String,
@@ -388,6 +390,8 @@ struct Writer {
     refusal_budget: Rate<String>,
     /// `serve --require-approval`.
     require_approval: bool,
+    /// `serve --require-registration`.
+    require_registration: bool,
     /// The regulators' keys that sign offline approvals.
     regulator_keys: Vec<pitboss_audit::note::NoteVerifier>,
 }
@@ -473,6 +477,7 @@ impl Service {
             ),
             limits: options.limits,
             require_approval: options.regulator.require_approval,
+            require_registration: options.regulator.require_registration,
             regulator_keys,
         };
         writer.log_loaded_plans()?;
@@ -1313,9 +1318,21 @@ impl Writer {
                 }
                 Err(r) => (Vec::new(), Reply::refusal(refusal_status(&r), &r)),
             },
-            Command::OpenTable { table, plan, mode } => {
+            Command::OpenTable {
+                table,
+                plan,
+                mode,
+                registration,
+            } => {
+                if let Err(r) = exception::check_registration(
+                    registration.as_deref(),
+                    self.require_registration,
+                ) {
+                    return refused(r);
+                }
                 match state.decide_open_table(&self.plans, op, table, plan, *mode) {
                     Ok(events) => {
+                        let events = exception::with_registration(events, registration.as_deref());
                         let Some(plan) = events.iter().find_map(|e| match e {
                             Event::TableOpened { plan, .. } => Some(plan.clone()),
                             _ => None,

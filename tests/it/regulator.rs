@@ -772,3 +772,86 @@ fn exceptions_name_their_actor_sqlite() {
 fn exceptions_name_their_actor_postgres() {
     exceptions_name_their_actor(Backend::Postgres);
 }
+
+/// A live table carries its registration number and dealing device from its opening: both
+/// are in every round's recall and in the export's `table_opened` entry; a deployment that
+/// requires them refuses a table without them.
+fn tables_carry_their_registration(backend: Backend) {
+    let storage = Storage::new(backend);
+    let server = TestServer::spawn(
+        &crate::source::plans_dir(),
+        &storage,
+        &[
+            ("PITBOSS_ADMIN_KEY", ADMIN_KEY),
+            ("PITBOSS_REQUIRE_REGISTRATION", "true"),
+        ],
+    );
+    let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
+    let auditor = server.create_key(ADMIN_KEY, "auditor", None);
+    let open = |body: Value| server.post(&op, "/v1/tables", body);
+    let (s, b) = open(json!({"table": "t1", "plan": "evolution-roulette@1", "mode": "live"}));
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (422, Some("registration_required")),
+        "{b}"
+    );
+    let (s, b) = open(
+        json!({"table": "t1", "plan": "evolution-roulette@1", "mode": "live", "registration": "MF-LT-0042"}),
+    );
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (422, Some("registration_required")),
+        "{b}"
+    );
+    let (s, b) = open(
+        json!({"table": "t1", "plan": "evolution-roulette@1", "mode": "live", "registration": "MF-LT-0042", "device": "wheel\u{7}"}),
+    );
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (422, Some("bad_registration")),
+        "{b}"
+    );
+    let (s, b) = open(
+        json!({"table": "t1", "plan": "evolution-roulette@1", "mode": "live",
+                            "registration": "MF-LT-0042", "device": "wheel-CW-1187"}),
+    );
+    assert_eq!(s, 201, "{b}");
+    for _ in 0..2 {
+        let round = open_round(&server, &op, "t1");
+        place(&server, &op, &round, 0, 1);
+        let (s, b) = server.post(
+            &op,
+            &format!("/v1/rounds/{round}/void"),
+            json!({"reason": "test"}),
+        );
+        assert_eq!(s, 200, "{b}");
+        let (s, _, r) = server.get_as(Some(&auditor), &format!("/v1/rounds/{round}/recall"));
+        assert_eq!(s, 200, "{r}");
+        assert_eq!(
+            (r["registration"].as_str(), r["device"].as_str()),
+            (Some("MF-LT-0042"), Some("wheel-CW-1187")),
+            "{r}"
+        );
+    }
+    let (s, export) = server.get_text(Some(&auditor), "/v1/audit/export");
+    assert_eq!(s, 200);
+    let opened = export
+        .lines()
+        .find(|l| l.contains("\"kind\":\"table_opened\""))
+        .expect("table_opened in the export");
+    let v: Value = serde_json::from_str(opened).unwrap();
+    assert_eq!(v["payload"]["registration"], "MF-LT-0042");
+    assert_eq!(v["payload"]["device"], "wheel-CW-1187");
+    let r = crate::replay::replay_command(&export, &crate::source::plans_dir());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
+
+#[test]
+fn tables_carry_their_registration_sqlite() {
+    tables_carry_their_registration(Backend::Sqlite);
+}
+
+#[test]
+fn tables_carry_their_registration_postgres() {
+    tables_carry_their_registration(Backend::Postgres);
+}
