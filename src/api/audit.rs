@@ -247,6 +247,50 @@ pub async fn entries(
     }
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct SummaryQuery {
+    /// The UTC day, `YYYY-MM-DD`.
+    pub date: String,
+    /// Only this table.
+    pub table: Option<String>,
+}
+
+/// The daily summary per table: rounds, bets and stakes, what settlements paid, refunds,
+/// voids and refusals by code, for one UTC day, computed from the log.
+///
+/// Read from the store a page at a time; `pitboss replay EXPORT --daily-summary DATE` computes
+/// the same from an export. Roles: **auditor**, **regulator**, **admin**.
+#[utoipa::path(
+    tag = "audit",
+    operation_id = "daily_summary",
+    security(("api_key" = [])),
+    params(SummaryQuery),
+    responses(
+        (status = 200, description = "The day's summary, one line per table.", body = crate::service::summary::DailySummary),
+        (status = 400, description = "`malformed_query`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: the log could not be read now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
+#[get("/v1/audit/daily-summary")]
+pub async fn daily_summary(
+    state: web::Data<AppState>,
+    caller: Caller,
+    q: web::Query<SummaryQuery>,
+) -> Result<HttpResponse, Problem> {
+    caller.require(READERS)?;
+    let date = chrono::NaiveDate::parse_from_str(&q.date, "%Y-%m-%d")
+        .map_err(|e| malformed(format!("date: {:?} is not YYYY-MM-DD ({e})", q.date)))?;
+    let pool = state.service.pool.clone();
+    let table = q.table.clone();
+    let s = blocking(move || crate::service::summary::from_store(&pool, date, table.as_deref()))
+        .await?;
+    Ok(HttpResponse::Ok().json(s))
+}
+
 /// The latest signed checkpoint, as note text (`text/plain`).
 ///
 /// A C2SP signed note: origin, tree size, root hash, then the Ed25519 signature lines

@@ -197,6 +197,16 @@ pub const OPERATIONS: &[OperationErrors] = &[
     ),
     op(
         "GET",
+        "/v1/audit/daily-summary",
+        &[
+            (400, &["malformed_query"]),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "GET",
         "/v1/audit/export",
         &[
             (401, &["unauthorized"]),

@@ -71,6 +71,7 @@ machine `code`; a refusal by a rule of the plan also names the plan (`id@version
         tables::get_settlement,
         tables::recall,
         audit::entries,
+        audit::daily_summary,
         audit::checkpoint,
         audit::checkpoint_now,
         audit::proof,

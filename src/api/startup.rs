@@ -111,6 +111,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(tables::get_settlement)
         .service(tables::recall)
         .service(audit::entries)
+        .service(audit::daily_summary)
         .service(audit::checkpoint)
         .service(audit::checkpoint_now)
         .service(audit::proof)

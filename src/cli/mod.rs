@@ -137,6 +137,11 @@ pub enum Command {
     Replay {
         /// The JSONL export (`GET /v1/audit/export`).
         export: PathBuf,
+        /// Also print the daily summary per table of this UTC day (`YYYY-MM-DD`) as JSON,
+        /// computed from the export's entries as `GET /v1/audit/daily-summary` computes it
+        /// from the log.
+        #[arg(long)]
+        daily_summary: Option<chrono::NaiveDate>,
     },
     /// Run a witness (C2SP tlog-witness) or read its store.
     #[command(subcommand)]
@@ -223,7 +228,16 @@ pub fn run(cli: Cli) -> ExitCode {
             exact,
             deal_only,
         } => simulate(&cli.plans, &plan, rounds, &seed, json, exact, deal_only),
-        Command::Replay { export } => replay(&cli.plans, &export),
+        Command::Replay {
+            export,
+            daily_summary,
+        } => {
+            let code = replay(&cli.plans, &export);
+            match daily_summary {
+                Some(date) if code == ExitCode::SUCCESS => summary(&export, date),
+                _ => code,
+            }
+        }
         Command::Witness(cmd) => witness(cmd),
         Command::Migrate {
             data_dir,
@@ -394,6 +408,36 @@ fn replay(plans_dir: &Path, export: &Path) -> ExitCode {
                 s.entries
             );
             ExitCode::from(EXIT_DISAGREEMENT)
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// The daily summary of an export's entries (`pitboss replay --daily-summary`), read line by
+/// line.
+fn summary(export: &Path, date: chrono::NaiveDate) -> ExitCode {
+    use std::io::BufRead;
+    let file = match std::fs::File::open(export) {
+        Ok(f) => f,
+        Err(e) => return fail(format!("{}: {e}", export.display())),
+    };
+    let mut s = crate::service::summary::Summer::new(date);
+    for line in std::io::BufReader::with_capacity(1 << 16, file).lines() {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => return fail(e),
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
+            return fail(format!("{}: a line is not JSON", export.display()));
+        };
+        if v.get("kind").is_some() && v.get("seq").is_some() {
+            s.add(&v);
+        }
+    }
+    match serde_json::to_string(&s.finish(None)) {
+        Ok(j) => {
+            out!("{j}");
+            ExitCode::SUCCESS
         }
         Err(e) => fail(e),
     }

@@ -46,6 +46,7 @@ pub mod feed;
 pub mod refusal;
 pub mod retention;
 pub mod secrets;
+pub mod summary;
 
 use secrets::SeedCipher;
 

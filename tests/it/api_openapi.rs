@@ -1164,6 +1164,32 @@ fn real_requests_and_responses_match_the_spec() {
     );
     note("POST", "/v1/rounds/{round}/resume");
 
+    // The daily summary (issue 20).
+    let (s, b) = api.call(
+        "GET",
+        "/v1/audit/daily-summary",
+        &[],
+        &format!("?date={}", chrono::Utc::now().format("%Y-%m-%d")),
+        Some(auditor),
+        None,
+        None,
+    );
+    assert!(s == 200 && b["entries"].as_u64().unwrap() > 0, "{b}");
+    assert_eq!(
+        api.call(
+            "GET",
+            "/v1/audit/daily-summary",
+            &[],
+            "?date=x",
+            Some(auditor),
+            None,
+            None
+        )
+        .0,
+        400
+    );
+    note("GET", "/v1/audit/daily-summary");
+
     // Plan approvals (issue 20).
     let (_, k) = new_key(admin, json!({"role": "regulator"}));
     let regulator = k["key"].as_str().unwrap().to_string();
