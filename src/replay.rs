@@ -144,7 +144,7 @@ fn replay_entry(
         }
     };
     summary.events += 1;
-    if let Event::PlanLoaded { plan, sha256 } = &event {
+    if let Event::PlanLoaded { plan, sha256, .. } = &event {
         problems.extend(plan_mismatch(plans, plan, sha256));
     }
     if let Event::StateSnapshot { covers, .. } = &event {

@@ -18,23 +18,129 @@ use crate::service::read;
 const READERS: &[Role] = &[Role::Auditor, Role::Regulator, Role::Admin];
 
 /// Most entries one page returns.
-pub const MAX_PAGE: i64 = 10_000;
+pub const MAX_PAGE: i64 = crate::service::feed::MAX_PAGE;
 
 /// The largest sequence number of the log format (audit/FORMAT.md §1.1).
 const MAX_SEQ: u64 = (1 << 53) - 1;
 
+/// The audit-entry listing's query: a cursor, a page size, filters and the follow mode.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct Since {
-    /// The first sequence number wanted (default 0); sequence numbers stop at 2^53 − 1
-    /// (audit/FORMAT.md §1.1).
+    /// The cursor: the first sequence number wanted (default 0). Each reply's `next` is the
+    /// `since` of the page after it; sequence numbers stop at 2^53 − 1 (audit/FORMAT.md §1.1).
     #[serde(default)]
     #[param(maximum = 9_007_199_254_740_991_u64)]
     pub since: u64,
     /// At most this many entries, 1–10 000 (default 10 000).
     #[param(minimum = 1, maximum = 10000)]
     pub limit: Option<i64>,
+    /// Only entries of these kinds, comma-separated (`round_voided,bet_refunded`).
+    pub kind: Option<String>,
+    /// Only entries of this table (`ids.table`).
+    pub table: Option<String>,
+    /// Only entries of this round (`ids.round`).
+    pub round: Option<String>,
+    /// Only entries of this bet (`ids.bet`).
+    pub bet: Option<String>,
+    /// Only entries whose payload names this player (`payload.player`: bets, refusals,
+    /// refunds, decisions, connections).
+    pub player: Option<String>,
+    /// Only refusals with this code (`max_win_exceeded`, `above_max_bet`, …).
+    pub code: Option<String>,
+    /// `true`: only the significant events a supervisor watches (exceptions, voids and
+    /// refunds, malfunctions, plan, approval, key and configuration changes,
+    /// `max_win_exceeded` refusals; the list is in audit/FORMAT.md). At most one of `player`,
+    /// `code` and `significant`.
+    pub significant: Option<bool>,
+    /// Only entries logged at or after this time (RFC 3339).
+    pub from: Option<String>,
+    /// Only entries logged before this time (RFC 3339).
+    pub to: Option<String>,
+    /// Follow mode (auditor and regulator keys): when no entry matches yet, wait up to this
+    /// many seconds (1–60) for one to be logged before answering (long poll).
+    #[param(minimum = 1, maximum = 60)]
+    pub wait: Option<u64>,
+}
+
+/// Longest follow-mode wait, in seconds.
+pub const MAX_WAIT_S: u64 = 60;
+
+fn malformed(detail: String) -> Problem {
+    Problem::bad_request("malformed_query", detail)
+}
+
+/// A time of the query as the log writes timestamps (`2026-11-26T13:46:10.000000Z`).
+fn log_time(what: &str, v: &Option<String>) -> Result<Option<String>, Problem> {
+    v.as_ref()
+        .map(|t| {
+            chrono::DateTime::parse_from_rfc3339(t)
+                .map(|d| {
+                    pitboss_audit::entry::Timestamp::from_datetime(d.with_timezone(&chrono::Utc))
+                        .to_string()
+                })
+                .map_err(|e| malformed(format!("{what}: {t:?} is not an RFC 3339 time ({e})")))
+        })
+        .transpose()
+}
+
+fn filter_of(q: &Since, caller: &Caller) -> Result<crate::service::feed::Filter, Problem> {
+    let kinds = match &q.kind {
+        None => None,
+        Some(k) => {
+            let kinds: Vec<String> = k.split(',').map(str::to_string).collect();
+            if kinds.len() > 64
+                || kinds.iter().any(|k| {
+                    k.is_empty()
+                        || k.len() > 64
+                        || !k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                })
+            {
+                return Err(malformed(format!(
+                    "kind: {k:?} is not a comma-separated list of entry kinds"
+                )));
+            }
+            Some(kinds)
+        }
+    };
+    for (what, v) in [
+        ("table", &q.table),
+        ("round", &q.round),
+        ("bet", &q.bet),
+        ("player", &q.player),
+        ("code", &q.code),
+    ] {
+        if v.as_ref().is_some_and(|v| v.is_empty() || v.len() > 200) {
+            return Err(malformed(format!("{what}: must be 1–200 characters")));
+        }
+    }
+    let f = crate::service::feed::Filter {
+        kinds,
+        table: q.table.clone(),
+        round: q.round.clone(),
+        bet: q.bet.clone(),
+        player: q.player.clone(),
+        code: q.code.clone(),
+        significant: q.significant.unwrap_or(false),
+        // An operator key lists its own entries only.
+        operator: match caller.role {
+            Role::Operator => caller.operator.clone(),
+            _ => None,
+        },
+        from_ts: log_time("from", &q.from)?,
+        to_ts: log_time("to", &q.to)?,
+    };
+    let tag_filters = [f.player.is_some(), f.code.is_some(), f.significant]
+        .iter()
+        .filter(|x| **x)
+        .count();
+    if tag_filters > 1 {
+        return Err(malformed(
+            "give at most one of player, code and significant".into(),
+        ));
+    }
+    Ok(f)
 }
 
 async fn blocking<T: Send + 'static>(
@@ -46,19 +152,27 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| unavailable(&e.to_string()))
 }
 
-/// Entries with `seq ≥ since`, at most `limit` (default and maximum 10 000).
+/// Audit entries from a cursor, filtered: the listing of the log and the supervisor's feed.
 ///
-/// Roles: **auditor**, **regulator**, **admin**.
+/// Entries come in sequence order from `since`, at most `limit`, filtered by kind, table,
+/// round, bet, player, refusal code, time range or significance. The reply's `next` is the
+/// cursor of the page after this one: a sequence number, so it is stable (the log only
+/// grows) and following it never skips or repeats an entry, even while entries are logged.
+/// With `wait` (auditor and regulator keys) an empty page is held until a matching entry is
+/// logged or the wait is over (long poll): `since=next&wait=30` in a loop follows the log.
+///
+/// Roles: **auditor**, **regulator**, **admin**; an **operator** key lists the entries of its
+/// own operator only, and cannot follow.
 #[utoipa::path(
     tag = "audit",
     operation_id = "audit_entries",
     security(("api_key" = [])),
     params(Since),
     responses(
-        (status = 200, description = "A page of entries, in order.", body = AuditEntries),
+        (status = 200, description = "A page of entries, in order, and the cursor of the next page.", body = AuditEntries),
         (status = 400, description = "`malformed_query`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: following (`wait`) needs the role auditor or regulator.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: the log could not be read or signed now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
@@ -68,26 +182,113 @@ pub async fn entries(
     caller: Caller,
     q: web::Query<Since>,
 ) -> Result<HttpResponse, Problem> {
-    caller.require(READERS)?;
+    caller.require(&[Role::Auditor, Role::Regulator, Role::Admin, Role::Operator])?;
     let limit = q.limit.unwrap_or(MAX_PAGE);
     if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(Problem::bad_request(
-            "malformed_query",
-            format!("limit: {limit} is not 1–{MAX_PAGE}"),
-        ));
+        return Err(malformed(format!("limit: {limit} is not 1–{MAX_PAGE}")));
     }
-    let pool = state.service.pool.clone();
     let since = q.since;
     // The store reads sequence numbers as i64: a larger `since` would wrap to the log's start.
     if since > MAX_SEQ {
-        return Err(Problem::bad_request(
-            "malformed_query",
-            format!("since: {since} is beyond the largest sequence number, {MAX_SEQ}"),
-        ));
+        return Err(malformed(format!(
+            "since: {since} is beyond the largest sequence number, {MAX_SEQ}"
+        )));
     }
-    let rows = blocking(move || read::entries_since(&pool, since, limit)).await?;
-    let entries: Vec<LoggedEntry> = rows.iter().map(LoggedEntry::from_row).collect();
-    Ok(HttpResponse::Ok().json(AuditEntries { since, entries }))
+    let wait = match q.wait {
+        None => None,
+        Some(w) if !(1..=MAX_WAIT_S).contains(&w) => {
+            return Err(malformed(format!(
+                "wait: {w} is not 1–{MAX_WAIT_S} seconds"
+            )))
+        }
+        Some(w) => {
+            caller.require(&[Role::Auditor, Role::Regulator])?;
+            Some(std::time::Duration::from_secs(w))
+        }
+    };
+    let filter = filter_of(&q, &caller)?;
+    let deadline = wait.map(|w| tokio::time::Instant::now() + w);
+    let log_size = || {
+        state
+            .service
+            .metrics
+            .log_entries
+            .load(std::sync::atomic::Ordering::Acquire)
+    };
+    loop {
+        let committed = log_size();
+        let pool = state.service.pool.clone();
+        let f = filter.clone();
+        let page =
+            web::block(move || crate::service::feed::list(&pool, &f, since, limit, committed))
+                .await
+                .map_err(|e| unavailable(&e.to_string()))?
+                .map_err(|e| match e {
+                    crate::service::feed::ListError::Query(m) => malformed(m),
+                    crate::service::feed::ListError::Store(e) => unavailable(&e.to_string()),
+                })?;
+        let done = match deadline {
+            None => true,
+            Some(d) => !page.rows.is_empty() || tokio::time::Instant::now() >= d,
+        };
+        if done {
+            let entries: Vec<LoggedEntry> = page.rows.iter().map(LoggedEntry::from_row).collect();
+            return Ok(HttpResponse::Ok().json(AuditEntries {
+                since,
+                next: page.next,
+                entries,
+            }));
+        }
+        // Nothing yet: wait until the log grows (or the wait is over), then look again.
+        let d = deadline.expect("following");
+        while log_size() == committed && tokio::time::Instant::now() < d {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct SummaryQuery {
+    /// The UTC day, `YYYY-MM-DD`.
+    pub date: String,
+    /// Only this table.
+    pub table: Option<String>,
+}
+
+/// The daily summary per table: rounds, bets and stakes, what settlements paid, refunds,
+/// voids and refusals by code, for one UTC day, computed from the log.
+///
+/// Read from the store a page at a time; `pitboss replay EXPORT --daily-summary DATE` computes
+/// the same from an export. Roles: **auditor**, **regulator**, **admin**.
+#[utoipa::path(
+    tag = "audit",
+    operation_id = "daily_summary",
+    security(("api_key" = [])),
+    params(SummaryQuery),
+    responses(
+        (status = 200, description = "The day's summary, one line per table.", body = crate::service::summary::DailySummary),
+        (status = 400, description = "`malformed_query`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: the log could not be read now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
+#[get("/v1/audit/daily-summary")]
+pub async fn daily_summary(
+    state: web::Data<AppState>,
+    caller: Caller,
+    q: web::Query<SummaryQuery>,
+) -> Result<HttpResponse, Problem> {
+    caller.require(READERS)?;
+    let date = chrono::NaiveDate::parse_from_str(&q.date, "%Y-%m-%d")
+        .map_err(|e| malformed(format!("date: {:?} is not YYYY-MM-DD ({e})", q.date)))?;
+    let pool = state.service.pool.clone();
+    let table = q.table.clone();
+    let s = blocking(move || crate::service::summary::from_store(&pool, date, table.as_deref()))
+        .await?;
+    Ok(HttpResponse::Ok().json(s))
 }
 
 /// The latest signed checkpoint, as note text (`text/plain`).

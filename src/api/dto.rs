@@ -527,6 +527,12 @@ pub struct Recall {
     pub table: String,
     /// The table's plan, `id@version`.
     pub plan: String,
+    /// The table's registration number, as given when it opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration: Option<String>,
+    /// The id of the table's dealing device, as given when it opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     pub entries: Vec<LoggedEntry>,
 }
 
@@ -535,6 +541,9 @@ pub struct Recall {
 #[serde(deny_unknown_fields)]
 pub struct AuditEntries {
     pub since: u64,
+    /// The cursor of the next page (`since=next`): every matching entry below it has been
+    /// returned. Stable: entries logged later have larger sequence numbers.
+    pub next: u64,
     pub entries: Vec<LoggedEntry>,
 }
 

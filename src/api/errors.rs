@@ -233,6 +233,16 @@ pub const OPERATIONS: &[OperationErrors] = &[
     ),
     op(
         "GET",
+        "/v1/audit/daily-summary",
+        &[
+            (400, &["malformed_query"]),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "GET",
         "/v1/audit/export",
         &[
             (401, &["unauthorized"]),
@@ -273,6 +283,64 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (404, &["plan_not_found"]),
         ],
     ),
+    op("GET", "/v1/plan-approvals", &[(401, &["unauthorized"])]),
+    op(
+        "POST",
+        "/v1/plan-approvals",
+        &[
+            (400, &["malformed_json"]),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (409, &["approval_exists"]),
+            (
+                422,
+                &[
+                    "bad_plan_ref",
+                    "bad_sha256",
+                    "bad_reference",
+                    "bad_validity",
+                    "plan_hash_mismatch",
+                ],
+            ),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "POST",
+        "/v1/plan-approvals/note",
+        &[
+            (400, &["malformed_note"]),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (409, &["approval_exists"]),
+            (
+                422,
+                &[
+                    "bad_approval_note",
+                    "approval_signature_unknown",
+                    "bad_plan_ref",
+                    "bad_sha256",
+                    "bad_reference",
+                    "bad_validity",
+                    "plan_hash_mismatch",
+                ],
+            ),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "POST",
+        "/v1/plan-approvals/withdrawals",
+        &[
+            (400, &["malformed_json"]),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (404, &["approval_not_found"]),
+            (409, &["approval_withdrawn"]),
+            (422, &["bad_reason"]),
+            (503, &["unavailable"]),
+        ],
+    ),
     op(
         "GET",
         "/v1/plans/{id}/versions",
@@ -296,6 +364,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (401, &["unauthorized"]),
             (403, &["forbidden"]),
             (404, &["round_not_found"]),
+            (409, &["round_paused"]),
             (
                 422,
                 &[
@@ -315,7 +384,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (401, &["unauthorized"]),
             (403, &["forbidden"]),
             (404, &["round_not_found"]),
-            (409, &["out_of_order"]),
+            (409, &["out_of_order", "round_paused"]),
             (422, &["bad_decision_count", "idempotency_key_reused"]),
             (503, &["unavailable", "outcome_unknown"]),
         ],
@@ -337,6 +406,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
                     "wrong_mode",
                     "not_rng",
                     "decisions_open",
+                    "round_paused",
                 ],
             ),
             (422, EVENT_REFUSALS),
@@ -376,13 +446,39 @@ pub const OPERATIONS: &[OperationErrors] = &[
     ),
     op(
         "POST",
+        "/v1/rounds/{round}/pause",
+        &[
+            (400, BAD_COMMAND),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (404, &["round_not_found"]),
+            (409, &["round_paused", "round_finished"]),
+            (422, &["bad_reason", "idempotency_key_reused"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "POST",
+        "/v1/rounds/{round}/resume",
+        &[
+            (400, BAD_COMMAND),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (404, &["round_not_found"]),
+            (409, &["round_not_paused"]),
+            (422, &["bad_reason", "idempotency_key_reused"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "POST",
         "/v1/tables",
         &[
             (400, BAD_COMMAND),
             (401, &["unauthorized"]),
             (403, &["forbidden"]),
             (404, &["plan_not_found"]),
-            (409, &["table_exists"]),
+            (409, &["table_exists", "plan_not_approved"]),
             (
                 422,
                 &[
@@ -391,6 +487,8 @@ pub const OPERATIONS: &[OperationErrors] = &[
                     "mode_not_allowed",
                     "mode_not_supported",
                     "family_not_supported",
+                    "bad_registration",
+                    "registration_required",
                     "unsupported_plan",
                     "idempotency_key_reused",
                 ],
@@ -471,7 +569,10 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (401, &["unauthorized"]),
             (403, &["forbidden"]),
             (404, &["table_not_found"]),
-            (409, &["table_closed", "round_in_progress"]),
+            (
+                409,
+                &["table_closed", "round_in_progress", "plan_not_approved"],
+            ),
             (
                 422,
                 &[

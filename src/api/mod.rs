@@ -2,11 +2,13 @@
 //! domain errors to RFC 9457 problem documents, nothing more.
 
 pub mod admin;
+pub mod approvals;
 pub mod audit;
 pub mod auth;
 pub(crate) mod bridge;
 pub mod dto;
 pub mod errors;
+pub mod exceptions;
 pub mod listings;
 pub mod openapi;
 pub mod plans;

@@ -11,7 +11,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::problem::{not_found_route, Problem};
-use super::{admin, audit, dto, plans, startup, tables};
+use super::{admin, approvals, audit, dto, exceptions, plans, startup, tables};
 
 const DESCRIPTION: &str = "\
 pitboss enforces the game plan a regulator approved on every bet and dealer event an \
@@ -51,6 +51,10 @@ machine `code`; a refusal by a rule of the plan also names the plan (`id@version
         plans::show,
         plans::versions,
         plans::plan_diff,
+        approvals::list,
+        approvals::approve,
+        approvals::approve_note,
+        approvals::withdraw,
         tables::open_table,
         tables::get_table,
         tables::close_table,
@@ -60,12 +64,15 @@ machine `code`; a refusal by a rule of the plan also names the plan (`id@version
         tables::place_bets,
         tables::post_event,
         tables::void_round,
+        exceptions::pause,
+        exceptions::resume,
         tables::post_decisions,
         tables::shoe,
         tables::table_action,
         tables::get_settlement,
         tables::recall,
         audit::entries,
+        audit::daily_summary,
         audit::checkpoint,
         audit::checkpoint_now,
         audit::proof,

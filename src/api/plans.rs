@@ -29,6 +29,8 @@ pub struct PlanSummary {
     pub source_section: String,
     pub assumptions: usize,
     pub warnings: usize,
+    /// The regulator's approval of this content now (`GET /v1/plan-approvals` has each).
+    pub approval: crate::round::regulator::ApprovalStatus,
 }
 
 impl From<&LoadedPlan> for PlanSummary {
@@ -48,6 +50,7 @@ impl From<&LoadedPlan> for PlanSummary {
             source_section: p.plan.source.section.clone(),
             assumptions: p.plan.assumptions.len(),
             warnings: p.warnings.len(),
+            approval: crate::round::regulator::ApprovalStatus::None,
         }
     }
 }
@@ -64,6 +67,13 @@ pub struct PlanDocument {
     #[schema(value_type = crate::plan::Plan)]
     pub plan: serde_json::Value,
     pub warnings: Vec<Finding>,
+}
+
+fn with_approval(state: &AppState, p: &LoadedPlan) -> PlanSummary {
+    PlanSummary {
+        approval: super::approvals::status_now(state, &p.hash),
+        ..PlanSummary::from(p)
+    }
 }
 
 fn parse_ref(text: &str) -> Result<PlanRef, Problem> {
@@ -90,7 +100,11 @@ fn find<'a>(state: &'a AppState, r: &PlanRef) -> Result<&'a LoadedPlan, Problem>
 )]
 #[get("/v1/plans")]
 pub async fn list(state: web::Data<AppState>) -> HttpResponse {
-    let summaries: Vec<PlanSummary> = state.plans.iter().map(PlanSummary::from).collect();
+    let summaries: Vec<PlanSummary> = state
+        .plans
+        .iter()
+        .map(|p| with_approval(&state, p))
+        .collect();
     HttpResponse::Ok().json(summaries)
 }
 
@@ -148,7 +162,11 @@ pub async fn versions(
             "name the plan id without a version",
         ));
     }
-    let summaries: Vec<PlanSummary> = state.plans.versions(&r.id).map(PlanSummary::from).collect();
+    let summaries: Vec<PlanSummary> = state
+        .plans
+        .versions(&r.id)
+        .map(|p| with_approval(&state, p))
+        .collect();
     if summaries.is_empty() {
         return Err(Problem::not_found(
             "plan_not_found",

@@ -10,7 +10,7 @@ use actix_web::{get, web, App, HttpResponse, HttpServer};
 use super::auth::KeyRing;
 use super::dto::{Health, ProblemDocument};
 use super::problem::Problem;
-use super::{admin, audit, listings, openapi, plans, tables};
+use super::{admin, approvals, audit, exceptions, listings, openapi, plans, tables};
 use crate::plan::PlanSet;
 use crate::service::Service;
 use crate::store::{self, DatabaseUrl};
@@ -55,6 +55,8 @@ pub struct ServeConfig {
     pub snapshots: crate::service::Snapshots,
     /// How long a request waits for the writer before it is answered `503 outcome_unknown`.
     pub write_deadline: Option<std::time::Duration>,
+    /// What the regulator's rules ask of this deployment (`--require-approval`, …).
+    pub regulator: crate::service::approval::RegulatorOptions,
 }
 
 /// Largest request body accepted, in bytes.
@@ -135,6 +137,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(admin::revoke_key)
         .service(admin::rotate_key)
         .service(plans::list)
+        .service(approvals::list)
+        .service(exceptions::pause)
+        .service(exceptions::resume)
+        .service(approvals::approve)
+        .service(approvals::approve_note)
+        .service(approvals::withdraw)
         .service(plans::plan_diff)
         .service(plans::versions)
         .service(plans::show)
@@ -153,6 +161,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(tables::get_settlement)
         .service(tables::recall)
         .service(audit::entries)
+        .service(audit::daily_summary)
         .service(audit::checkpoint)
         .service(audit::checkpoint_now)
         .service(audit::proof)
@@ -196,6 +205,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             idempotency_retention: Some(config.idempotency_retention),
             snapshots: Some(config.snapshots),
             submit_deadline: config.write_deadline,
+            regulator: config.regulator.clone(),
         },
     )
     .map_err(|e| e.to_string())?;

@@ -25,7 +25,7 @@ use crate::service::{Command, Idempotency, Reply};
 /// Longest accepted Idempotency-Key.
 pub const MAX_IDEMPOTENCY_KEY: usize = 128;
 
-fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Idempotency, Problem> {
+pub(super) fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Idempotency, Problem> {
     let key = req
         .headers()
         .get("idempotency-key")
@@ -56,7 +56,7 @@ fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Idempotency, Problem> {
     })
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Problem> {
+pub(super) fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Problem> {
     let malformed = |e: serde_json::Error| Problem::bad_request("malformed_json", e.to_string());
     let value: Value = serde_json::from_slice(body).map_err(malformed)?;
     whole_numbers(&value, &mut String::new())?;
@@ -136,6 +136,41 @@ async fn run(
     ))
 }
 
+/// An exception command (a void, a table closed, a pause): logged naming the key and the
+/// person the operator named.
+pub(super) async fn run_as(
+    state: &AppState,
+    caller: &Caller,
+    req: &HttpRequest,
+    body: &[u8],
+    person: Option<String>,
+    command: Command,
+) -> Result<HttpResponse, Problem> {
+    let operator = caller.operator()?;
+    let idem = idempotency(req, body)?;
+    if person
+        .as_ref()
+        .is_some_and(|p| p.is_empty() || p.len() > 128 || p.chars().any(char::is_control))
+    {
+        return Err(Problem::bad_request(
+            "malformed_json",
+            "person: 1–128 characters, no control characters",
+        ));
+    }
+    let actor = crate::round::regulator::Actor {
+        key: caller.key_id.clone(),
+        role: caller.role.as_str().to_string(),
+        person,
+        signer: None,
+    };
+    Ok(respond(
+        state
+            .service
+            .submit_as(operator, Some(actor), Some(idem), command)
+            .await,
+    ))
+}
+
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"table": "t1", "plan": "alg-roulette@1", "mode": "live"}))]
@@ -146,6 +181,14 @@ pub struct OpenTable {
     pub plan: String,
     /// One of the plan's modes.
     pub mode: Mode,
+    /// The table's registration number (a transmitted live game's table carries one; Act
+    /// 186/2016 §83), 1–64 characters; required under `serve --require-registration`.
+    #[serde(default)]
+    pub registration: Option<String>,
+    /// The id of the device that deals at the table (wheel, shoe, shuffler), 1–64
+    /// characters; required under `serve --require-registration`.
+    #[serde(default)]
+    pub device: Option<String>,
 }
 
 /// Opens a table bound to a plan version.
@@ -164,8 +207,8 @@ pub struct OpenTable {
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`plan_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 409, description = "`table_exists`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 422, description = "Refused: `bad_id`, `bad_plan_ref`, `mode_not_allowed` (with `plan` and `clause`), `mode_not_supported` (RNG at a player-versus-player table), `family_not_supported`; or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`table_exists`; `plan_not_approved` (under `serve --require-approval`, no approval of the plan version is valid now).", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "Refused: `bad_id`, `bad_plan_ref`, `mode_not_allowed` (with `plan` and `clause`), `mode_not_supported` (RNG at a player-versus-player table), `family_not_supported`, `bad_registration`, `registration_required` (under `serve --require-registration`); or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
@@ -186,6 +229,12 @@ pub async fn open_table(
             table: b.table,
             plan: b.plan,
             mode: b.mode,
+            registration: (b.registration.is_some() || b.device.is_some()).then(|| {
+                Box::new(crate::round::regulator::Registration {
+                    registration: b.registration,
+                    device: b.device,
+                })
+            }),
         },
     )
     .await
@@ -197,6 +246,10 @@ pub async fn open_table(
 #[schema(example = json!({"reason": "wheel fault"}))]
 pub struct Reason {
     pub reason: String,
+    /// The person who decided (the operator's own id for its staff member), logged with the
+    /// key as the entry's actor.
+    #[serde(default)]
+    pub person: Option<String>,
 }
 
 /// Closes a table.
@@ -228,11 +281,12 @@ pub async fn close_table(
     body: web::Bytes,
 ) -> Result<HttpResponse, Problem> {
     let b: Reason = parse(&body)?;
-    run(
+    run_as(
         &state,
         &caller,
         &req,
         &body,
+        b.person,
         Command::CloseTable {
             table: path.into_inner(),
             reason: b.reason,
@@ -257,7 +311,7 @@ pub async fn close_table(
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`table_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 409, description = "`table_closed` or `round_in_progress` (settle or void it first).", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`table_closed` or `round_in_progress` (settle or void it first); `plan_not_approved` (under `serve --require-approval`, the approval of the table's plan version was withdrawn or has ended).", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "`idempotency_key_reused`, or another refusal.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable` or `rng_unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
@@ -390,6 +444,7 @@ pub struct Bets {
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`round_paused`: a reported error paused the round; resume or void it.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "The request as a whole is refused: `bad_bet_count` (1–500 bets), `family_not_supported`, or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
@@ -493,7 +548,7 @@ pub enum DealerEvent {
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 409, description = "`out_of_order`, `betting_open`, `betting_closed`, `wrong_mode`, `not_rng` or `decisions_open`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`out_of_order`, `betting_open`, `betting_closed`, `wrong_mode`, `not_rng`, `decisions_open`, or `round_paused` (a reported error paused the round).", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "An illegal value (`invalid_number`…), a card the rules or the shoe refuse (`wrong_position`, `deal_complete`, `card_not_in_shoe`, `duplicate_card`, …; nothing of the request is recorded and the round waits for the right card or a void), `misdeal_not_in_plan`, a settlement the plan forbids (`max_win_exceeded`), or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
@@ -557,11 +612,12 @@ pub async fn void_round(
     body: web::Bytes,
 ) -> Result<HttpResponse, Problem> {
     let b: Reason = parse(&body)?;
-    run(
+    run_as(
         &state,
         &caller,
         &req,
         &body,
+        b.person,
         Command::Void {
             round: path.into_inner(),
             reason: b.reason,
@@ -610,7 +666,7 @@ pub struct PlayerDecision {
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 409, description = "`out_of_order`: no decision time is open.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`out_of_order`: no decision time is open; `round_paused`: a reported error paused the round.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 422, description = "`bad_decision_count` or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
@@ -980,12 +1036,31 @@ pub async fn recall(
     let round = path.into_inner();
     let RoundView { plan, table, .. } = visible_round(&state, &caller, &round).await?;
     let pool = state.service.pool.clone();
-    let rows = web::block(move || crate::service::read::entries_of_round(&pool, &round))
-        .await
-        .map_err(|e| super::problem::unavailable(&e.to_string()))?
-        .map_err(|e| super::problem::unavailable(&e.to_string()))?;
+    let live_reg = state
+        .service
+        .state
+        .read()
+        .expect("state lock")
+        .registrations
+        .get(&table)
+        .cloned();
+    let t = table.clone();
+    let (rows, reg) = web::block(move || {
+        let rows = crate::service::read::entries_of_round(&pool, &round)?;
+        // A closed table's registration is read from its `table_opened` entry.
+        let reg = match live_reg {
+            Some(r) => Some(r),
+            None => crate::service::read::registration_of(&pool, &t)?,
+        };
+        Ok::<_, crate::store::StoreError>((rows, reg))
+    })
+    .await
+    .map_err(|e| super::problem::unavailable(&e.to_string()))?
+    .map_err(|e| super::problem::unavailable(&e.to_string()))?;
     let entries: Vec<LoggedEntry> = rows.iter().map(LoggedEntry::from_row).collect();
     Ok(HttpResponse::Ok().json(Recall {
+        registration: reg.as_ref().and_then(|r| r.registration.clone()),
+        device: reg.and_then(|r| r.device),
         table,
         plan,
         entries,

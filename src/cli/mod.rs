@@ -102,6 +102,8 @@ pub enum Command {
         write_deadline_ms: u64,
         #[command(flatten)]
         limits: LimitArgs,
+        #[command(flatten)]
+        regulator: RegulatorArgs,
     },
     /// Print the OpenAPI description of the HTTP API (committed as openapi/openapi.json).
     Openapi,
@@ -147,6 +149,11 @@ pub enum Command {
     Replay {
         /// The JSONL export (`GET /v1/audit/export`).
         export: PathBuf,
+        /// Also print the daily summary per table of this UTC day (`YYYY-MM-DD`) as JSON,
+        /// computed from the export's entries as `GET /v1/audit/daily-summary` computes it
+        /// from the log.
+        #[arg(long)]
+        daily_summary: Option<chrono::NaiveDate>,
     },
     /// Run a witness (C2SP tlog-witness) or read its store.
     #[command(subcommand)]
@@ -233,7 +240,16 @@ pub fn run(cli: Cli) -> ExitCode {
             exact,
             deal_only,
         } => simulate(&cli.plans, &plan, rounds, &seed, json, exact, deal_only),
-        Command::Replay { export } => replay(&cli.plans, &export),
+        Command::Replay {
+            export,
+            daily_summary,
+        } => {
+            let code = replay(&cli.plans, &export);
+            match daily_summary {
+                Some(date) if code == ExitCode::SUCCESS => summary(&export, date),
+                _ => code,
+            }
+        }
         Command::Witness(cmd) => witness(cmd),
         Command::Migrate {
             data_dir,
@@ -269,6 +285,7 @@ pub fn run(cli: Cli) -> ExitCode {
             snapshot_every,
             snapshot_interval_s,
             write_deadline_ms,
+            regulator,
         } => {
             crate::observe::init_logging();
             // A service never starts on plans with errors: it would enforce rules nobody approved.
@@ -301,11 +318,43 @@ pub fn run(cli: Cli) -> ExitCode {
                     interval: std::time::Duration::from_secs(snapshot_interval_s),
                 },
                 write_deadline: Some(std::time::Duration::from_millis(write_deadline_ms)),
+                regulator: regulator.into(),
             };
             match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(e),
             }
+        }
+    }
+}
+
+/// What the regulator's rules ask of a deployment (README, "For regulators").
+#[derive(Debug, Clone, clap::Args)]
+pub struct RegulatorArgs {
+    /// Open a table, and start a round, only on a plan version whose approval by a regulator
+    /// is valid at that moment (a production deployment under a licence).
+    #[arg(long, env = "PITBOSS_REQUIRE_APPROVAL")]
+    require_approval: bool,
+    /// A regulator's note verifier key (`name+id+base64`, from `pitboss plan approval-key`)
+    /// whose signed notes approve plan versions offline. Repeat for more keys.
+    #[arg(
+        long = "regulator-key",
+        env = "PITBOSS_REGULATOR_KEYS",
+        value_delimiter = ','
+    )]
+    regulator_keys: Vec<String>,
+    /// Open a table only with its registration number and the id of its dealing device
+    /// (`registration`, `device`): a production deployment of transmitted live games.
+    #[arg(long, env = "PITBOSS_REQUIRE_REGISTRATION")]
+    require_registration: bool,
+}
+
+impl From<RegulatorArgs> for crate::service::approval::RegulatorOptions {
+    fn from(a: RegulatorArgs) -> Self {
+        crate::service::approval::RegulatorOptions {
+            require_approval: a.require_approval,
+            regulator_keys: a.regulator_keys,
+            require_registration: a.require_registration,
         }
     }
 }
@@ -381,6 +430,36 @@ fn replay(plans_dir: &Path, export: &Path) -> ExitCode {
                 s.entries
             );
             ExitCode::from(EXIT_DISAGREEMENT)
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// The daily summary of an export's entries (`pitboss replay --daily-summary`), read line by
+/// line.
+fn summary(export: &Path, date: chrono::NaiveDate) -> ExitCode {
+    use std::io::BufRead;
+    let file = match std::fs::File::open(export) {
+        Ok(f) => f,
+        Err(e) => return fail(format!("{}: {e}", export.display())),
+    };
+    let mut s = crate::service::summary::Summer::new(date);
+    for line in std::io::BufReader::with_capacity(1 << 16, file).lines() {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => return fail(e),
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
+            return fail(format!("{}: a line is not JSON", export.display()));
+        };
+        if v.get("kind").is_some() && v.get("seq").is_some() {
+            s.add(&v);
+        }
+    }
+    match serde_json::to_string(&s.finish(None)) {
+        Ok(j) => {
+            out!("{j}");
+            ExitCode::SUCCESS
         }
         Err(e) => fail(e),
     }

@@ -51,6 +51,40 @@ pub enum PlanCommand {
         /// Print the list as JSON.
         #[arg(long)]
         json: bool,
+        /// Also show each version's approval status, as the service's log at this database
+        /// records it (`postgres://…` or a SQLite file, e.g. `data/pitboss.sqlite`).
+        #[arg(long)]
+        database_url: Option<String>,
+    },
+    /// Sign an approval of a plan version offline, as a regulator: prints a C2SP signed note
+    /// over the plan's content hash that `POST /v1/plan-approvals/note` records (the service
+    /// knows the key from `serve --regulator-key`, see `plan approval-key`).
+    Approve {
+        /// `ID@VERSION` or the path of a plan file: its content hash is what is approved.
+        plan: String,
+        /// The regulator's Ed25519 key, PKCS#8 PEM (created, mode 0600, if absent).
+        #[arg(long)]
+        key: PathBuf,
+        /// The key's name in the note, e.g. `mf.gov.cz/plan-approvals`.
+        #[arg(long)]
+        name: String,
+        /// The approval's reference (the regulator's file number).
+        #[arg(long)]
+        reference: String,
+        /// Valid from (RFC 3339, e.g. `2026-12-01T00:00:00Z`).
+        #[arg(long)]
+        valid_from: String,
+        /// Valid until, exclusive (RFC 3339); default: until withdrawn.
+        #[arg(long)]
+        valid_until: Option<String>,
+    },
+    /// Print a regulator key's verifier key string (`name+id+base64`) for `serve
+    /// --regulator-key`, creating the key (mode 0600) if absent.
+    ApprovalKey {
+        #[arg(long)]
+        key: PathBuf,
+        #[arg(long)]
+        name: String,
     },
     /// Show one plan: its limits and payout tables, rules, policies and assumptions.
     Show {
@@ -210,7 +244,52 @@ pub fn run(dir: &Path, cmd: PlanCommand) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        PlanCommand::List { json } => list(dir, json),
+        PlanCommand::List { json, database_url } => list(dir, json, database_url.as_deref()),
+        PlanCommand::Approve {
+            plan,
+            key,
+            name,
+            reference,
+            valid_from,
+            valid_until,
+        } => {
+            let p = match Plans::new(dir).get(&plan) {
+                Ok(p) => p,
+                Err(e) => return fail(e),
+            };
+            let when = |s: &str| {
+                chrono::DateTime::parse_from_rfc3339(s)
+                    .map(|d| d.with_timezone(&chrono::Utc))
+                    .map_err(|e| format!("{s:?} is not an RFC 3339 time: {e}"))
+            };
+            let request = match (
+                when(&valid_from),
+                valid_until.as_deref().map(when).transpose(),
+            ) {
+                (Ok(from), Ok(until)) => crate::service::approval::ApprovalRequest {
+                    plan: p.key(),
+                    sha256: p.hash.clone(),
+                    reference,
+                    valid_from: from,
+                    valid_until: until,
+                },
+                (Err(e), _) | (_, Err(e)) => return fail(e),
+            };
+            match regulator_signer(&key, &name) {
+                Ok(signer) => {
+                    out!("{}", request.sign(&signer).trim_end());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(e),
+            }
+        }
+        PlanCommand::ApprovalKey { key, name } => match regulator_signer(&key, &name) {
+            Ok(signer) => {
+                out!("{}", signer.verifier().to_vkey());
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(e),
+        },
         PlanCommand::Show { plan, json } => {
             let p = match Plans::new(dir).get(&plan) {
                 Ok(p) => p,
@@ -303,7 +382,30 @@ fn plan_diff(dir: &Path, a: &str, b: &str, json: bool) -> ExitCode {
     }
 }
 
-fn list(dir: &Path, json: bool) -> ExitCode {
+/// A regulator's note signer from its key file (created if absent).
+fn regulator_signer(key: &Path, name: &str) -> Result<pitboss_audit::note::NoteSigner, String> {
+    let k = crate::keyfile::load_or_create(key).map_err(|e| e.to_string())?;
+    pitboss_audit::note::NoteSigner::new(name, k).map_err(|e| format!("key name {name:?}: {e}"))
+}
+
+fn list(dir: &Path, json: bool, database_url: Option<&str>) -> ExitCode {
+    let approvals = match database_url {
+        None => None,
+        Some(url) => {
+            match crate::service::approval::stored(&crate::store::DatabaseUrl::parse(url)) {
+                Ok(a) => Some(a),
+                Err(e) => return fail(e),
+            }
+        }
+    };
+    let now = chrono::Utc::now();
+    let status = |hash: &str| {
+        approvals.as_ref().map(|a| {
+            crate::round::regulator::status_of(a.values(), hash, now)
+                .0
+                .as_str()
+        })
+    };
     let (set, report) = PlanSet::load_dir(dir);
     let failing = failing_files(&report);
     for f in report.errors() {
@@ -327,6 +429,7 @@ fn list(dir: &Path, json: bool) -> ExitCode {
                     "modes": id.modes,
                     "sha256": p.hash,
                     "file": p.file.display().to_string(),
+                    "approval": status(&p.hash),
                 })
             })
             .collect();
@@ -335,21 +438,29 @@ fn list(dir: &Path, json: bool) -> ExitCode {
             serde_json::to_string_pretty(&rows).expect("JSON values print")
         );
     } else {
-        let rows: Vec<[String; 5]> = set
+        let rows: Vec<Vec<String>> = set
             .iter()
             .map(|p| {
                 let id = &p.plan.plan;
-                [
+                let mut row = vec![
                     p.key(),
                     id.family.to_string(),
                     id.studio.clone(),
                     id.effective_from.to_string(),
-                    p.hash.clone(),
-                ]
+                ];
+                row.extend(status(&p.hash).map(str::to_string));
+                row.push(p.hash.clone());
+                row
             })
             .collect();
-        let header = ["PLAN", "FAMILY", "STUDIO", "EFFECTIVE", "SHA-256"].map(String::from);
-        let mut widths = [0usize; 5];
+        let mut header: Vec<String> = ["PLAN", "FAMILY", "STUDIO", "EFFECTIVE"]
+            .map(String::from)
+            .to_vec();
+        if approvals.is_some() {
+            header.push("APPROVAL".into());
+        }
+        header.push("SHA-256".into());
+        let mut widths = vec![0usize; header.len()];
         for row in std::iter::once(&header).chain(&rows) {
             for (w, cell) in widths.iter_mut().zip(row) {
                 *w = (*w).max(cell.chars().count());
@@ -357,7 +468,7 @@ fn list(dir: &Path, json: bool) -> ExitCode {
         }
         for row in std::iter::once(&header).chain(&rows) {
             let mut line = String::new();
-            for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+            for (i, (cell, w)) in row.iter().zip(widths.iter().copied()).enumerate() {
                 if i + 1 == row.len() {
                     line.push_str(cell);
                 } else {

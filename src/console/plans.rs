@@ -42,6 +42,22 @@ fn short_ts(ts: &str) -> String {
         .map_or_else(|| ts.to_string(), |t| t.replace('T', " "))
 }
 
+/// The regulator's approval of a plan content now: the status, and the approval that gives it.
+fn approval(state: &AppState, p: &LoadedPlan) -> Markup {
+    let s = state.service.state.read().expect("state lock");
+    let (status, a) =
+        crate::round::regulator::status_of(s.approvals.values(), &p.hash, chrono::Utc::now());
+    use crate::round::regulator::ApprovalStatus as A;
+    html! {
+        @match (status, a) {
+            (A::Approved, Some(a)) => { strong { "approved" } " (" (a.reference) ")" },
+            (A::None, _) => span.muted { "none" },
+            (s, Some(a)) => { span.flag { (s.as_str()) } " (" (a.reference) ")" },
+            (s, None) => span.flag { (s.as_str()) },
+        }
+    }
+}
+
 fn flag_count(state: &AppState, p: &LoadedPlan) -> Markup {
     match state.console.rtp.status(&p.hash) {
         Status::Done(r) => {
@@ -83,6 +99,7 @@ pub async fn list(
                         th scope="col" { "Source section" }
                         th scope="col" { "SHA-256" }
                         th scope="col" { "Loaded (UTC)" }
+                        th scope="col" { "Approval" }
                         th scope="col" class="num" { "Assumptions" }
                         th scope="col" class="num" { "Lint warnings" }
                         th scope="col" { "Return to player" }
@@ -115,6 +132,7 @@ pub async fn list(
                                     None => span.muted { "not in the log" },
                                 }
                             }
+                            td { (approval(&state, p)) }
                             td.num { (p.plan.assumptions.len()) }
                             td.num { (p.warnings.len()) }
                             td { (flag_count(&state, p)) }
@@ -486,6 +504,7 @@ pub async fn show(
                 " (" code { (plan.source.document) } ")"
             }
             dt { "SHA-256" } dd { code.hash { (p.hash) } }
+            dt { "Approval" } dd { (approval(&state, p)) }
             dt { "Loaded" }
             dd {
                 @match loads(&loaded, p) {

@@ -27,6 +27,7 @@ use crate::plan::{LoadedPlan, PlanSet};
 pub mod blackjack;
 pub mod game;
 pub mod pvp;
+pub mod regulator;
 pub mod snapshot;
 
 pub use blackjack::BlackjackRound;
@@ -67,6 +68,34 @@ pub enum Event {
     PlanLoaded {
         plan: String,
         sha256: String,
+        /// Who loaded it: the service at its start (`role` `service`), with the operating
+        /// system's user that ran it as `person` when known. Absent in logs written before.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        loaded_by: Option<regulator::Actor>,
+    },
+    /// A regulator approved a plan version (by its content hash) under a reference, valid
+    /// from `valid_from` (and until `valid_until`, exclusive). `via`: `api` (a regulator key)
+    /// or `note` (an offline note signed with the regulator's own key, logged whole in
+    /// `note` so anyone can check its signature).
+    PlanApproved {
+        plan: String,
+        sha256: String,
+        reference: String,
+        valid_from: DateTime<Utc>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        valid_until: Option<DateTime<Utc>>,
+        actor: regulator::Actor,
+        via: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// An approval withdrawn: no new table or round on that plan version where approvals are
+    /// required; running rounds finish.
+    PlanApprovalWithdrawn {
+        reference: String,
+        sha256: String,
+        reason: String,
+        actor: regulator::Actor,
     },
     /// The service stored a snapshot of its live state as of `covers` entries (this entry's
     /// own seq): `sha256` is the SHA-256 of the snapshot's bytes ([`snapshot`]). Changes
@@ -111,10 +140,39 @@ pub enum Event {
         plan: String,
         plan_sha256: String,
         mode: Mode,
+        /// The table's registration number (a transmitted live game's, Act 186/2016 §83).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        registration: Option<String>,
+        /// The id of the device that deals it (wheel, shoe, shuffler).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<String>,
     },
     TableClosed {
         table: String,
         reason: String,
+        /// Who closed it (the key, and the person the operator named).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<regulator::Actor>,
+    },
+    /// The dealer system or staff reported an error: the round takes no bet and no dealer
+    /// event until a repair resumes it (`round_resumed`) or it is voided. `reported`: what was
+    /// reported, as the operator sent it.
+    RoundPaused {
+        round: String,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reported: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<regulator::Actor>,
+        at: DateTime<Utc>,
+    },
+    /// A repair: the paused round goes on where it stopped.
+    RoundResumed {
+        round: String,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<regulator::Actor>,
+        at: DateTime<Utc>,
     },
     RoundOpened {
         round: String,
@@ -180,6 +238,10 @@ pub enum Event {
         reason: String,
         refunds: Vec<Refund>,
         refund_minor: i64,
+        /// Who voided it (the key, and the person the operator named); absent where no
+        /// caller did (older logs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<regulator::Actor>,
         /// The RNG seed, hex, revealed by the void as by a settlement (RNG mode), so that a
         /// void decided after looking at the seed's draw can be audited.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -347,6 +409,10 @@ impl Event {
         "api_key_created",
         "api_key_revoked",
         "api_key_expiry_set",
+        "plan_approved",
+        "plan_approval_withdrawn",
+        "round_paused",
+        "round_resumed",
         "table_opened",
         "table_closed",
         "round_opened",
@@ -383,6 +449,10 @@ impl Event {
             Event::ApiKeyCreated { .. } => "api_key_created",
             Event::ApiKeyRevoked { .. } => "api_key_revoked",
             Event::ApiKeyExpirySet { .. } => "api_key_expiry_set",
+            Event::PlanApproved { .. } => "plan_approved",
+            Event::PlanApprovalWithdrawn { .. } => "plan_approval_withdrawn",
+            Event::RoundPaused { .. } => "round_paused",
+            Event::RoundResumed { .. } => "round_resumed",
             Event::TableOpened { .. } => "table_opened",
             Event::TableClosed { .. } => "table_closed",
             Event::RoundOpened { .. } => "round_opened",
@@ -756,6 +826,12 @@ pub struct State {
     pub rounds: BTreeMap<String, RoundState>,
     /// Plan hashes already logged as `plan_loaded`.
     pub plans_logged: BTreeMap<String, String>,
+    /// Approvals of plan versions by reference (`plan_approved`, `plan_approval_withdrawn`).
+    pub approvals: BTreeMap<String, regulator::Approval>,
+    /// Rounds paused by a reported error, until resumed or finished (`round_paused`).
+    pub paused: BTreeMap<String, regulator::Pause>,
+    /// Tables' registration numbers and dealing devices, by table (`table_opened`).
+    pub registrations: BTreeMap<String, regulator::Registration>,
 }
 
 fn refuse(code: &str, message: impl Into<String>) -> Refusal {
@@ -870,6 +946,8 @@ impl State {
             plan: loaded.key(),
             plan_sha256: loaded.hash.clone(),
             mode,
+            registration: None,
+            device: None,
         }])
     }
 
@@ -1833,6 +1911,7 @@ impl State {
         events.push(Event::TableClosed {
             table: table.to_string(),
             reason: reason.to_string(),
+            actor: None,
         });
         Ok(events)
     }
@@ -1954,7 +2033,7 @@ impl State {
     /// (a replay of a tampered or inconsistent log); the service never produces them.
     pub fn apply(&mut self, plans: &PlanSet, event: &Event) -> Result<(), String> {
         match event {
-            Event::PlanLoaded { plan, sha256 } => {
+            Event::PlanLoaded { plan, sha256, .. } => {
                 self.plans_logged.insert(plan.clone(), sha256.clone());
             }
             // A snapshot changes nothing; the replay checks its hash ([`snapshot`]).
@@ -1963,13 +2042,94 @@ impl State {
             Event::ApiKeyCreated { .. }
             | Event::ApiKeyRevoked { .. }
             | Event::ApiKeyExpirySet { .. } => {}
+            Event::PlanApproved {
+                plan,
+                sha256,
+                reference,
+                valid_from,
+                valid_until,
+                actor,
+                via,
+                ..
+            } => {
+                if self.approvals.contains_key(reference) {
+                    return Err(format!("approval {reference} is logged twice"));
+                }
+                self.approvals.insert(
+                    reference.clone(),
+                    regulator::Approval {
+                        reference: reference.clone(),
+                        plan: plan.clone(),
+                        sha256: sha256.clone(),
+                        valid_from: *valid_from,
+                        valid_until: *valid_until,
+                        approved_by: actor.clone(),
+                        via: via.clone(),
+                        withdrawn_by: None,
+                    },
+                );
+            }
+            Event::RoundPaused {
+                round,
+                reason,
+                reported,
+                actor,
+                at,
+            } => {
+                let r = self.rounds.get(round).ok_or("pause of an unknown round")?;
+                if r.is_finished() || self.paused.contains_key(round) {
+                    return Err(format!("round {round}: paused when it could not be"));
+                }
+                self.paused.insert(
+                    round.clone(),
+                    regulator::Pause {
+                        reason: reason.clone(),
+                        reported: reported.clone(),
+                        actor: actor.clone(),
+                        at: *at,
+                    },
+                );
+            }
+            Event::RoundResumed { round, .. } => {
+                if self.paused.remove(round).is_none() {
+                    return Err(format!("round {round}: resumed but not paused"));
+                }
+            }
+            Event::PlanApprovalWithdrawn {
+                reference,
+                sha256,
+                actor,
+                ..
+            } => {
+                let a = self
+                    .approvals
+                    .get_mut(reference)
+                    .ok_or_else(|| format!("approval {reference} withdrawn but never logged"))?;
+                if &a.sha256 != sha256 || a.withdrawn_by.is_some() {
+                    return Err(format!(
+                        "approval {reference}: withdrawal does not match it"
+                    ));
+                }
+                a.withdrawn_by = Some(actor.clone());
+            }
             Event::TableOpened {
                 table,
                 operator,
                 plan,
                 plan_sha256,
                 mode,
+                registration,
+                device,
             } => {
+                if registration.is_some() || device.is_some() {
+                    self.registrations.insert(
+                        table.clone(),
+                        regulator::Registration {
+                            registration: registration.clone(),
+                            device: device.clone(),
+                        },
+                    );
+                }
                 let r: crate::plan::PlanRef = plan.parse().map_err(|e| format!("{e}"))?;
                 let loaded = plans
                     .get(&r)
@@ -2161,6 +2321,7 @@ impl State {
                 rng_seed,
                 ..
             } => {
+                self.paused.remove(round);
                 let r = self.rounds.get(round).ok_or("void of an unknown round")?;
                 if matches!(r.phase, Phase::Settled | Phase::Voided) {
                     return Err(format!("round {round}: voided after it was finished"));
@@ -2580,6 +2741,7 @@ fn void_event(r: &RoundState, reason: &str, rng_seed: Option<&[u8; 32]>) -> Even
         reason: reason.to_string(),
         refunds,
         refund_minor,
+        actor: None,
         rng_seed: rng_seed.map(|s| crate::plan::canonical::hex(s)),
     }
 }

@@ -36,6 +36,12 @@ struct Snapshot {
     /// The number of log entries the state covers (entries `0..covers`).
     covers: u64,
     plans_logged: BTreeMap<String, String>,
+    /// Approvals of plan versions, by reference (withdrawn ones included).
+    approvals: BTreeMap<String, super::regulator::Approval>,
+    /// Rounds paused by a reported error, by round.
+    paused: BTreeMap<String, super::regulator::Pause>,
+    /// The open tables' registration numbers and dealing devices, by table.
+    registrations: BTreeMap<String, super::regulator::Registration>,
     /// Open tables, by id.
     tables: Vec<TableSnapshot>,
     /// Rounds in progress, by id: each as `GET /v1/rounds/{round}` answers it.
@@ -91,6 +97,19 @@ impl State {
             format: FORMAT,
             covers,
             plans_logged: self.plans_logged.clone(),
+            approvals: self.approvals.clone(),
+            paused: self
+                .paused
+                .iter()
+                .filter(|(r, _)| self.rounds.get(*r).is_some_and(|r| !r.is_finished()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            registrations: self
+                .registrations
+                .iter()
+                .filter(|(t, _)| self.tables.get(*t).is_some_and(|t| t.open))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             tables,
             rounds,
         };
@@ -109,6 +128,9 @@ impl State {
         }
         let mut state = State {
             plans_logged: s.plans_logged,
+            approvals: s.approvals,
+            paused: s.paused,
+            registrations: s.registrations,
             ..State::default()
         };
         for t in s.tables {
@@ -249,6 +271,8 @@ impl State {
             }
             Event::TableClosed { table, .. } => {
                 self.tables.remove(table);
+                // Read from the table's `table_opened` entry once it is closed.
+                self.registrations.remove(table);
             }
             _ => {}
         }

@@ -40,11 +40,15 @@ use crate::store::schema::{audit_entries, checkpoints, idempotency, log_state, r
 use crate::store::tiles::{write_tiles, TileRow, Tiles};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
+pub mod approval;
 pub mod derived;
+pub mod exception;
+pub mod feed;
 pub mod health;
 pub mod refusal;
 pub mod retention;
 pub mod secrets;
+pub mod summary;
 
 use derived::Derived;
 use secrets::SeedCipher;
@@ -66,6 +70,8 @@ pub enum Command {
         table: String,
         plan: String,
         mode: Mode,
+        /// The table's registration number and dealing device, when given.
+        registration: Option<Box<crate::round::regulator::Registration>>,
     },
     CloseTable {
         table: String,
@@ -134,6 +140,33 @@ pub enum Command {
         status: u16,
         body: Value,
     },
+    /// A regulator's approval of a plan version over the API.
+    ApprovePlan {
+        request: Box<approval::ApprovalRequest>,
+        actor: Box<crate::round::regulator::Actor>,
+    },
+    /// An approval made offline: a note signed with a regulator's key, checked against the
+    /// configured regulator keys (`actor` is the key that posted it).
+    ApprovePlanNote {
+        note: String,
+        actor: Box<crate::round::regulator::Actor>,
+    },
+    WithdrawApproval {
+        reference: String,
+        reason: String,
+        actor: Box<crate::round::regulator::Actor>,
+    },
+    /// The dealer system or staff reports an error: the round waits for a repair.
+    PauseRound {
+        round: String,
+        reason: String,
+        reported: Option<String>,
+    },
+    /// A repair: the paused round goes on.
+    ResumeRound {
+        round: String,
+        reason: String,
+    },
 }
 
 impl Command {
@@ -157,6 +190,11 @@ impl Command {
             Command::Void { .. } => "void",
             Command::Connection { .. } => "player_connection",
             Command::Keys { .. } => "api_keys",
+            Command::ApprovePlan { .. } => "approve_plan",
+            Command::ApprovePlanNote { .. } => "approve_plan_note",
+            Command::WithdrawApproval { .. } => "withdraw_approval",
+            Command::PauseRound { .. } => "pause_round",
+            Command::ResumeRound { .. } => "resume_round",
         }
     }
 
@@ -178,10 +216,15 @@ impl Command {
             | Command::Misdeal { round, .. }
             | Command::Decisions { round, .. }
             | Command::CloseDecisions { round }
-            | Command::Void { round, .. } => (
+            | Command::Void { round, .. }
+            | Command::PauseRound { round, .. }
+            | Command::ResumeRound { round, .. } => (
                 round.split('.').next().map(str::to_string),
                 Some(round.clone()),
             ),
+            Command::ApprovePlan { .. }
+            | Command::ApprovePlanNote { .. }
+            | Command::WithdrawApproval { .. } => (None, None),
         }
     }
 }
@@ -282,6 +325,9 @@ pub struct Idempotency {
 struct Job {
     operator: String,
     idem: Option<Idempotency>,
+    /// Who asks (the key, and the person the caller named): written into the exception
+    /// entries the command logs (a void, a pause, a table closed).
+    actor: Option<Box<crate::round::regulator::Actor>>,
     command: Command,
     reply: tokio::sync::oneshot::Sender<Reply>,
     /// The HTTP request the command came in (for the logs).
@@ -341,6 +387,8 @@ pub struct Service {
     pub database: DatabaseUrl,
     /// How long a request waits for the writer ([`SUBMIT_DEADLINE`] unless configured).
     pub submit_deadline: Duration,
+    /// `serve --require-approval`: tables and rounds only on approved plan versions.
+    pub require_approval: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -370,6 +418,8 @@ pub struct StartOptions {
     pub throttled: Arc<ThrottleCounters>,
     /// How long idempotency records are kept (`None`: [`retention::DEFAULT_RETENTION`]).
     pub idempotency_retention: Option<Duration>,
+    /// What the regulator's rules ask of this deployment (`--require-approval`, …).
+    pub regulator: approval::RegulatorOptions,
     /// When the writer stores a snapshot of the live state (`None`: [`Snapshots::default`]).
     pub snapshots: Option<Snapshots>,
     /// How long a request waits for the writer (`None`: [`SUBMIT_DEADLINE`]).
@@ -426,6 +476,12 @@ struct Writer {
     /// The log's size right after the last snapshot's entry (or at start).
     snapshot_size: u64,
     last_snapshot: Instant,
+    /// `serve --require-approval`.
+    require_approval: bool,
+    /// `serve --require-registration`.
+    require_registration: bool,
+    /// The regulators' keys that sign offline approvals.
+    regulator_keys: Vec<pitboss_audit::note::NoteVerifier>,
 }
 
 impl Service {
@@ -467,8 +523,18 @@ impl Service {
             path: seed_key.clone(),
             detail: e.to_string(),
         })?;
+        let regulator_keys = options
+            .regulator
+            .regulator_keys
+            .iter()
+            .map(|k| {
+                pitboss_audit::note::NoteVerifier::from_vkey(k.trim())
+                    .map_err(|e| StartError::Origin(format!("regulator key {k:?}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let plans = Arc::new(plans);
         let (appender, state, tiles, replayed) = recover(&mut conn, &plans, &signer, origin)?;
+        feed::backfill(&mut conn)?;
         let seeds = load_seeds(&mut conn, &seed_cipher)?;
         let metrics = Arc::new(Metrics {
             throttled: options.throttled.clone(),
@@ -509,6 +575,9 @@ impl Service {
             lease_renewed: Instant::now(),
             snapshot_size: 0,
             last_snapshot: Instant::now(),
+            require_approval: options.regulator.require_approval,
+            require_registration: options.regulator.require_registration,
+            regulator_keys,
         };
         writer.snapshot_size = writer.appender.size();
         writer.log_loaded_plans()?;
@@ -535,6 +604,7 @@ impl Service {
             key_validity,
             database: url,
             submit_deadline,
+            require_approval: options.regulator.require_approval,
         })
     }
 
@@ -542,6 +612,17 @@ impl Service {
     pub async fn submit(
         &self,
         operator: &str,
+        idem: Option<Idempotency>,
+        command: Command,
+    ) -> Reply {
+        self.submit_as(operator, None, idem, command).await
+    }
+
+    /// Submits a command naming who asks (see [`exception`]) and waits for its durable answer.
+    pub async fn submit_as(
+        &self,
+        operator: &str,
+        actor: Option<crate::round::regulator::Actor>,
         idem: Option<Idempotency>,
         command: Command,
     ) -> Reply {
@@ -557,6 +638,7 @@ impl Service {
         let job = Job {
             operator: operator.to_string(),
             idem,
+            actor: actor.map(Box::new),
             command,
             reply,
             request_id: crate::observe::current_request_id(),
@@ -718,10 +800,10 @@ fn recover(
                                 .closed
                                 .extend(derived::closed_rows(&state, std::slice::from_ref(table)));
                         }
-                        state.tables.remove(table);
                     }
                     _ => {}
                 }
+                state.forget_finished(&event);
             }
         }
         if !to_store.finished.is_empty() || !to_store.closed.is_empty() {
@@ -926,6 +1008,7 @@ impl Writer {
                     None => events.push(Event::PlanLoaded {
                         plan: p.key(),
                         sha256: p.hash.clone(),
+                        loaded_by: Some(approval::plan_loader()),
                     }),
                 }
             }
@@ -1243,6 +1326,7 @@ impl Writer {
                 Some(r) => (Vec::new(), r),
                 None => self.decide(&state, &job, now, &mut new_seeds, &mut revealed),
             };
+            let events = exception::with_actor(events, job.actor.as_deref());
             let mut events = self.bounded_events(&state, &job, events, &reply);
             // Refusals cost log space that the operator, not the service, decides to spend:
             // past its budget they are answered 429 and not logged (counted in /metrics).
@@ -1508,6 +1592,7 @@ impl Writer {
                     .execute(c)?;
             }
             upsert_log_state(c, &state)?;
+            feed::write_tags(c, &batch.entries)?;
             write_tiles(c, tile_rows)?;
             derived::write(c, derived)?;
             for p in pending {
@@ -1608,6 +1693,14 @@ impl Writer {
     ) -> (Vec<Event>, Reply) {
         let op = job.operator.as_str();
         let refused = |r: Refusal| (Vec::new(), Reply::refusal(refusal_status(&r), &r));
+        if self.require_approval {
+            if let Err(r) = self.approved_now(state, op, &job.command, now) {
+                return (Vec::new(), Reply::refusal(refusal_status(&r), &r));
+            }
+        }
+        if let Err(r) = exception::not_paused(state, op, &job.command) {
+            return refused(r);
+        }
         match &job.command {
             Command::Keys {
                 events,
@@ -1622,9 +1715,88 @@ impl Writer {
                     retry_after_s: None,
                 },
             ),
-            Command::OpenTable { table, plan, mode } => {
+            Command::PauseRound {
+                round,
+                reason,
+                reported,
+            } => {
+                match exception::decide_pause(state, op, round, reason, reported.as_deref(), now) {
+                    Ok(events) => {
+                        let body = exception::reply(state, round, &events);
+                        (events, Reply::ok(200, &body))
+                    }
+                    Err(r) => refused(r),
+                }
+            }
+            Command::ResumeRound { round, reason } => {
+                match exception::decide_resume(state, op, round, reason, now) {
+                    Ok(events) => {
+                        let body = exception::reply(state, round, &events);
+                        (events, Reply::ok(200, &body))
+                    }
+                    Err(r) => refused(r),
+                }
+            }
+            Command::ApprovePlan { request, actor } => {
+                match approval::decide_approve(state, &self.plans, request, actor, "api", None) {
+                    Ok(events) => {
+                        let body = state_approval_reply(&events);
+                        (events, Reply::ok(201, &body))
+                    }
+                    Err(r) => (Vec::new(), Reply::refusal(refusal_status(&r), &r)),
+                }
+            }
+            Command::ApprovePlanNote { note, actor } => {
+                let decided = approval::verify_note(note, &self.regulator_keys).and_then(
+                    |(request, signer)| {
+                        let actor = crate::round::regulator::Actor {
+                            signer: Some(signer),
+                            ..(**actor).clone()
+                        };
+                        approval::decide_approve(
+                            state,
+                            &self.plans,
+                            &request,
+                            &actor,
+                            "note",
+                            Some(note),
+                        )
+                    },
+                );
+                match decided {
+                    Ok(events) => {
+                        let body = state_approval_reply(&events);
+                        (events, Reply::ok(201, &body))
+                    }
+                    Err(r) => (Vec::new(), Reply::refusal(refusal_status(&r), &r)),
+                }
+            }
+            Command::WithdrawApproval {
+                reference,
+                reason,
+                actor,
+            } => match approval::decide_withdraw(state, reference, reason, actor) {
+                Ok(events) => {
+                    let body = state_approval_reply(&events);
+                    (events, Reply::ok(200, &body))
+                }
+                Err(r) => (Vec::new(), Reply::refusal(refusal_status(&r), &r)),
+            },
+            Command::OpenTable {
+                table,
+                plan,
+                mode,
+                registration,
+            } => {
+                if let Err(r) = exception::check_registration(
+                    registration.as_deref(),
+                    self.require_registration,
+                ) {
+                    return refused(r);
+                }
                 match state.decide_open_table(&self.plans, op, table, plan, *mode) {
                     Ok(events) => {
+                        let events = exception::with_registration(events, registration.as_deref());
                         let Some(plan) = events.iter().find_map(|e| match e {
                             Event::TableOpened { plan, .. } => Some(plan.clone()),
                             _ => None,
@@ -2010,6 +2182,36 @@ impl Writer {
         }
     }
 
+    /// Under `--require-approval`: a table opens, and a round starts, only on a plan version
+    /// whose approval is valid now. (A withdrawn approval refuses new rounds; the running
+    /// round finishes.) Other commands, and tables or rounds that are not the caller's, are
+    /// decided as usual.
+    fn approved_now(
+        &self,
+        state: &State,
+        op: &str,
+        command: &Command,
+        now: DateTime<Utc>,
+    ) -> Result<(), Refusal> {
+        let (key, hash) = match command {
+            Command::OpenTable { plan, .. } => {
+                let Ok(r) = plan.parse::<crate::plan::PlanRef>() else {
+                    return Ok(());
+                };
+                match self.plans.get(&r) {
+                    Some(l) => (l.key(), l.hash.clone()),
+                    None => return Ok(()),
+                }
+            }
+            Command::OpenRound { table } => match state.table_of_operator(op, table) {
+                Ok(t) => (t.loaded.key(), t.loaded.hash.clone()),
+                Err(_) => return Ok(()),
+            },
+            _ => return Ok(()),
+        };
+        approval::check_approved(state, &key, &hash, now)
+    }
+
     /// Drops finished rounds and closed tables from memory (their state is in the store).
     fn evict(&self, which: &Faulted) {
         let mut state = self.state.write().expect("state lock");
@@ -2021,6 +2223,7 @@ impl Writer {
         for t in &which.tables {
             if state.tables.get(t).is_some_and(|t| !t.open) {
                 state.tables.remove(t);
+                state.registrations.remove(t);
             }
         }
         self.metrics
@@ -2213,6 +2416,11 @@ pub fn refusal_status(r: &Refusal) -> u16 {
             409
         }
         "unavailable" | "rng_unavailable" | "outcome_unknown" => 503,
+        // Approved plan releases (`approval.rs`).
+        "approval_not_found" => 404,
+        "approval_exists" | "approval_withdrawn" | "plan_not_approved" => 409,
+        // Exception events (`exception.rs`).
+        "round_paused" | "round_not_paused" | "round_finished" => 409,
         _ => 422,
     }
 }
@@ -2436,6 +2644,35 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
     body
 }
 
+/// The approval an approval or withdrawal event leaves, as the state will hold it.
+fn state_approval_reply(events: &[Event]) -> Value {
+    match events.first() {
+        Some(Event::PlanApproved {
+            plan,
+            sha256,
+            reference,
+            valid_from,
+            valid_until,
+            actor,
+            via,
+            ..
+        }) => json!({
+            "reference": reference, "plan": plan, "sha256": sha256,
+            "valid_from": valid_from, "valid_until": valid_until,
+            "approved_by": actor, "via": via, "withdrawn_by": null,
+        }),
+        Some(Event::PlanApprovalWithdrawn {
+            reference,
+            sha256,
+            reason,
+            actor,
+        }) => {
+            json!({"reference": reference, "sha256": sha256, "reason": reason, "withdrawn_by": actor})
+        }
+        _ => Value::Null,
+    }
+}
+
 /// One event as an audit entry, with the ids it concerns.
 fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
     // Replay reads back only the kinds it knows: a kind missing from the list would be skipped.
@@ -2452,7 +2689,12 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
         e = e.operator(operator);
     }
     let (table, round, bet): (Option<&str>, Option<&str>, Option<&str>) = match ev {
+        Event::RoundPaused { round, .. } | Event::RoundResumed { round, .. } => {
+            (round.split('.').next(), Some(round), None)
+        }
         Event::PlanLoaded { .. }
+        | Event::PlanApproved { .. }
+        | Event::PlanApprovalWithdrawn { .. }
         | Event::StateSnapshot { .. }
         | Event::ApiKeyCreated { .. }
         | Event::ApiKeyRevoked { .. }
@@ -2556,6 +2798,32 @@ fn upsert_log_state(c: &mut DbConnection, state: &str) -> Result<(), diesel::res
 /// Reads for the HTTP layer.
 pub mod read {
     use super::*;
+
+    /// A table's registration number and dealing device, from its `table_opened` entry.
+    pub fn registration_of(
+        pool: &ReadPool,
+        table: &str,
+    ) -> Result<Option<crate::round::regulator::Registration>, StoreError> {
+        let mut c = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+        let row: Option<Vec<u8>> = audit_entries::table
+            .filter(audit_entries::table_id.eq(table))
+            .filter(audit_entries::kind.eq("table_opened"))
+            .select(audit_entries::canonical)
+            .order(audit_entries::seq.asc())
+            .first(&mut *c)
+            .optional()?;
+        let Some(bytes) = row else { return Ok(None) };
+        let v: Value =
+            serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let field = |k: &str| v["payload"][k].as_str().map(str::to_string);
+        let (registration, device) = (field("registration"), field("device"));
+        Ok((registration.is_some() || device.is_some()).then_some(
+            crate::round::regulator::Registration {
+                registration,
+                device,
+            },
+        ))
+    }
 
     /// Canonical entries (as JSON values) with `seq` in `[from, from + limit)`.
     pub fn entries_since(

@@ -95,3 +95,20 @@ diesel::table! {
         body -> Text,
     }
 }
+
+diesel::table! {
+    audit_entry_tags (tag, value, seq) {
+        tag -> Text,
+        value -> Text,
+        seq -> BigInt,
+    }
+}
+
+diesel::table! {
+    audit_entry_tags_state (id) {
+        id -> Integer,
+        complete -> Integer,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(audit_entries, audit_entry_tags);

@@ -482,7 +482,7 @@ fn operator_commands_declare_the_idempotency_key_the_server_demands() {
             "POST {path} without an Idempotency-Key: {b}"
         );
     }
-    assert_eq!(commands, 10, "the operator commands");
+    assert_eq!(commands, 12, "the operator commands");
     // And those without it need none.
     let (s, b) = api.call(
         "POST",
@@ -1135,7 +1135,21 @@ fn real_requests_and_responses_match_the_spec() {
         .0,
         400
     );
-    assert_eq!(api.get("/v1/audit/entries", &[], Some(op1)).0, 403);
+    // An operator lists its own entries; it cannot follow the log.
+    assert_eq!(api.get("/v1/audit/entries", &[], Some(op1)).0, 200);
+    assert_eq!(
+        api.call(
+            "GET",
+            "/v1/audit/entries",
+            &[],
+            "?wait=1",
+            Some(op1),
+            None,
+            None
+        )
+        .0,
+        403
+    );
     assert_eq!(api.get("/v1/audit/entries", &[], None).0, 401);
     note("GET", "/v1/audit/entries");
     let (s, b) = api.call(
@@ -1198,6 +1212,145 @@ fn real_requests_and_responses_match_the_spec() {
     let (s, b) = api.get("/v1/audit/public-key", &[], None);
     assert!(s == 200 && b.as_str().unwrap().contains("BEGIN PUBLIC KEY"));
     note("GET", "/v1/audit/public-key");
+
+    // Exception events (issue 20): a round paused on a reported error, and resumed.
+    let (s, b) = api.command(
+        "/v1/tables",
+        &[],
+        op1,
+        json!({"table": "t-exc", "plan": "alg-roulette@1", "mode": "live"}),
+    );
+    assert_eq!(s, 201, "{b}");
+    let (s, b) = api.command("/v1/tables/{table}/rounds", &["t-exc"], op1, json!({}));
+    assert_eq!(s, 201, "{b}");
+    let round = b["round"].as_str().expect("a round").to_string();
+    let pause = |path: &str, body: Value| api.command(path, &[round.as_str()], op1, body);
+    assert_eq!(
+        pause(
+            "/v1/rounds/{round}/pause",
+            json!({"reason": "wheel fault", "reported": "E17"})
+        )
+        .0,
+        200
+    );
+    assert_eq!(
+        pause("/v1/rounds/{round}/pause", json!({"reason": "again"})).0,
+        409
+    );
+    assert_eq!(
+        pause("/v1/rounds/{round}/pause", json!({"reason": ""})).0,
+        422
+    );
+    note("POST", "/v1/rounds/{round}/pause");
+    assert_eq!(
+        pause(
+            "/v1/rounds/{round}/resume",
+            json!({"reason": "repaired", "person": "tech-7"})
+        )
+        .0,
+        200
+    );
+    assert_eq!(
+        pause("/v1/rounds/{round}/resume", json!({"reason": "again"})).0,
+        409
+    );
+    note("POST", "/v1/rounds/{round}/resume");
+
+    // The daily summary (issue 20).
+    let (s, b) = api.call(
+        "GET",
+        "/v1/audit/daily-summary",
+        &[],
+        &format!("?date={}", chrono::Utc::now().format("%Y-%m-%d")),
+        Some(auditor),
+        None,
+        None,
+    );
+    assert!(s == 200 && b["entries"].as_u64().unwrap() > 0, "{b}");
+    assert_eq!(
+        api.call(
+            "GET",
+            "/v1/audit/daily-summary",
+            &[],
+            "?date=x",
+            Some(auditor),
+            None,
+            None
+        )
+        .0,
+        400
+    );
+    note("GET", "/v1/audit/daily-summary");
+
+    // Plan approvals (issue 20).
+    let (_, k) = new_key(admin, json!({"role": "regulator"}));
+    let regulator = k["key"].as_str().unwrap().to_string();
+    let regulator = regulator.as_str();
+    let (_, p) = api.get("/v1/plans/{plan}", &["alg-roulette@1"], None);
+    let approve = |key: &str, body: Value| {
+        api.call(
+            "POST",
+            "/v1/plan-approvals",
+            &[],
+            "",
+            Some(key),
+            None,
+            Some(&body),
+        )
+    };
+    let approval = json!({"plan": "alg-roulette@1", "sha256": p["sha256"], "reference": "MF-1",
+                          "valid_from": "2026-01-01T00:00:00Z"});
+    assert_eq!(approve(regulator, approval.clone()).0, 201);
+    assert_eq!(approve(regulator, approval.clone()).0, 409);
+    assert_eq!(approve(op1, approval).0, 403);
+    note("POST", "/v1/plan-approvals");
+    let (s, b) = api.send_checked(
+        false,
+        "POST",
+        "/v1/plan-approvals/note",
+        &[],
+        "",
+        admin,
+        None,
+        Some(&Value::String("not a note".into())),
+    );
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (422, Some("bad_approval_note")),
+        "{b}"
+    );
+    note("POST", "/v1/plan-approvals/note");
+    let withdraw = |body: Value| {
+        api.call(
+            "POST",
+            "/v1/plan-approvals/withdrawals",
+            &[],
+            "",
+            Some(regulator),
+            None,
+            Some(&body),
+        )
+    };
+    assert_eq!(
+        withdraw(json!({"reference": "MF-1", "reason": "test"})).0,
+        200
+    );
+    assert_eq!(
+        withdraw(json!({"reference": "MF-1", "reason": "test"})).0,
+        409
+    );
+    assert_eq!(
+        withdraw(json!({"reference": "MF-9", "reason": "test"})).0,
+        404
+    );
+    note("POST", "/v1/plan-approvals/withdrawals");
+    let (s, b) = api.get("/v1/plan-approvals", &[], Some(auditor));
+    assert!(
+        s == 200 && b["approvals"][0]["status"] == "withdrawn",
+        "{b}"
+    );
+    assert_eq!(api.get("/v1/plan-approvals", &[], None).0, 401);
+    note("GET", "/v1/plan-approvals");
 
     let all = operations(&api.spec);
     let missed: Vec<_> = all.difference(&called).collect();

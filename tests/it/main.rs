@@ -29,6 +29,7 @@ mod plan_format;
 mod plan_player_games;
 mod plan_roulette;
 mod readme;
+mod regulator;
 mod replay;
 mod server;
 mod simulate;

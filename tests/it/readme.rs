@@ -233,6 +233,12 @@ fn schema_of(v: &Value) -> Option<&'static str> {
         "TableAction"
     } else if has("player") && has("bet") {
         "BetRequest"
+    } else if has("sha256") && has("reference") {
+        "ApprovePlan"
+    } else if has("reference") && has("reason") {
+        "WithdrawApproval"
+    } else if has("reported") {
+        "PauseRequest"
     } else if has("reason") {
         "Reason"
     } else {
