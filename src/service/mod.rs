@@ -579,7 +579,13 @@ impl Service {
             require_registration: options.regulator.require_registration,
             regulator_keys,
         };
-        writer.snapshot_size = writer.appender.size();
+        // The log's size right after the snapshot this start read (0 without one). Not the
+        // log's size: the tail replayed at start is in no snapshot yet, so a clean stop with no
+        // new entry must still store one, or every later start replays that tail again.
+        writer.snapshot_size = match writer.appender.size() - replayed {
+            0 => 0,
+            covers => covers + 1,
+        };
         writer.log_loaded_plans()?;
         writer.evict(&Faulted::default());
         retention::spawn_pruner(

@@ -274,3 +274,67 @@ fn a_start_reads_the_latest_snapshot_and_closed_tables_leave_memory_sqlite() {
 fn a_start_reads_the_latest_snapshot_and_closed_tables_leave_memory_postgres() {
     snapshots_and_closed_tables(Backend::Postgres);
 }
+
+/// A start that replayed a tail (after a crash) and is stopped cleanly before any new entry
+/// stores a snapshot all the same: the tail is in no snapshot yet, so without one every later
+/// start would replay it again.
+fn a_clean_stop_after_a_tail_replay_stores_a_snapshot(backend: Backend) {
+    let storage = Storage::new(backend);
+    let start_rare = || {
+        TestServer::spawn(
+            &crate::source::plans_dir(),
+            &storage,
+            &[
+                ("PITBOSS_ADMIN_KEY", ADMIN_KEY),
+                ("PITBOSS_SNAPSHOT_EVERY", "1000000"),
+            ],
+        )
+    };
+    let mut server = start_rare();
+    let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
+    let (s, b) = server.post(
+        &op,
+        "/v1/tables",
+        json!({"table": "t1", "plan": "evolution-roulette@1", "mode": "live"}),
+    );
+    assert_eq!(s, 201, "{b}");
+    server.terminate();
+    let mut server = start_rare();
+    assert!(gauge(&server, "pitboss_start_replayed_entries") <= 1);
+    let (s, b) = server.post(&op, "/v1/tables/t1/rounds", json!({}));
+    assert_eq!(s, 201, "{b}");
+    for n in 0..5 {
+        let (s, b) = server.post(
+            &op,
+            "/v1/rounds/t1.1/bets",
+            json!({"bets": [{"player": "p1", "bet": "straight", "numbers": [n], "stake_minor": 100}]}),
+        );
+        assert_eq!(s, 200, "{b}");
+    }
+    // A crash: the round and its bets are in no snapshot.
+    server.kill();
+    let mut server = start_rare();
+    let tail = gauge(&server, "pitboss_start_replayed_entries");
+    assert!(
+        tail > 5,
+        "the start replayed the tail after the snapshot ({tail})"
+    );
+    let entries = gauge(&server, "pitboss_log_entries");
+    server.terminate();
+    let server = start_rare();
+    assert!(
+        gauge(&server, "pitboss_start_replayed_entries") <= 1,
+        "a clean stop after a tail replay stored a snapshot"
+    );
+    assert_eq!(gauge(&server, "pitboss_log_entries"), entries + 1);
+}
+
+#[test]
+fn a_clean_stop_after_a_tail_replay_stores_a_snapshot_sqlite() {
+    a_clean_stop_after_a_tail_replay_stores_a_snapshot(Backend::Sqlite);
+}
+
+#[test]
+fn a_clean_stop_after_a_tail_replay_stores_a_snapshot_postgres() {
+    a_clean_stop_after_a_tail_replay_stores_a_snapshot(Backend::Postgres);
+}

@@ -18,6 +18,16 @@
 //!
 //! The load generator and the server share the machine: on a 2-core box the figures are for
 //! both together, and the CPU seconds each used are reported.
+//!
+//! Three further modes measure memory and restart (issue 13, `soak.rs`):
+//! * `--soak S`: after the closed-loop pass, the rate-limited pass runs S seconds while the
+//!   server's resident memory, log size and database size are sampled every `--sample-every`
+//!   seconds; a markdown table and an SVG plot are written to `--out`.
+//! * `--growth S`: an S-second closed-loop pass with memory and log size at the window's edges,
+//!   then restarts of the server on the same data, after SIGKILL and after SIGTERM, timed from
+//!   spawn to the first `200` of `/healthz`.
+//! * `--fill N[,N...]`: closed-loop load (best with `--bets-per-request 50`) until the log holds
+//!   N entries, then the same two timed restarts, for each N in turn.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -30,6 +40,8 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+
+mod soak;
 
 const USAGE: &str = "\
 pitboss-loadgen: accepted bets/s and latency of pitboss, next to an actix-web floor
@@ -52,6 +64,17 @@ OPTIONS
   --rate R               requests/s of the rate-limited pass         [half the measured max]
   --no-rate-pass         only the closed-loop pass
   --client-threads N     tokio worker threads of the client          [1]
+  --bets-per-request N   bets in each bet request (at most 500)      [1]
+
+MEMORY AND RESTART (issue 13; targets sqlite, postgres)
+  --soak S               after the closed-loop pass, run the rate-limited pass for S seconds,
+                         sampling memory, log and database size; writes soak-TARGET.md/.svg
+  --sample-every S       seconds between soak samples                [10]
+  --growth S             S seconds of closed loop (memory per entry), then timed restarts after
+                         SIGKILL and SIGTERM; writes growth-TARGET.md
+  --fill N[,N...]        closed loop until the log holds N entries, then timed restarts after
+                         SIGKILL and SIGTERM, for each N; writes restart-TARGET.md
+  --out DIR              where those files go                        [bench]
 ";
 
 #[derive(Debug, Clone)]
@@ -69,6 +92,12 @@ struct Options {
     rate: Option<f64>,
     rate_pass: bool,
     client_threads: usize,
+    bets_per_request: u64,
+    soak: Option<Duration>,
+    sample_every: Duration,
+    growth: Option<Duration>,
+    fill: Vec<u64>,
+    out: PathBuf,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -86,6 +115,12 @@ fn parse_options() -> Result<Options, String> {
         rate: None,
         rate_pass: true,
         client_threads: 1,
+        bets_per_request: 1,
+        soak: None,
+        sample_every: Duration::from_secs(10),
+        growth: None,
+        fill: Vec::new(),
+        out: PathBuf::from("bench"),
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -105,6 +140,18 @@ fn parse_options() -> Result<Options, String> {
             "--rate" => o.rate = Some(num(val()?)?),
             "--no-rate-pass" => o.rate_pass = false,
             "--client-threads" => o.client_threads = num(val()?)?.max(1.0) as usize,
+            "--bets-per-request" => o.bets_per_request = num(val()?)?.clamp(1.0, 500.0) as u64,
+            "--soak" => o.soak = Some(Duration::from_secs_f64(num(val()?)?)),
+            "--sample-every" => o.sample_every = Duration::from_secs_f64(num(val()?)?.max(0.1)),
+            "--growth" => o.growth = Some(Duration::from_secs_f64(num(val()?)?)),
+            "--fill" => {
+                o.fill = val()?
+                    .split(',')
+                    .map(|v| v.trim().replace('_', "").parse::<u64>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| format!("--fill: {e}"))?
+            }
+            "--out" => o.out = val()?.into(),
             "-h" | "--help" => {
                 print!("{USAGE}");
                 std::process::exit(0);
@@ -183,10 +230,28 @@ struct Spawned {
     child: Child,
     addr: SocketAddr,
     cleanup: Vec<Box<dyn FnOnce()>>,
+    /// Builds the command again, with the same arguments and data, for a restart.
+    remake: Option<Box<dyn Fn() -> Command>>,
+    /// pitboss's SQLite data directory, or its PostgreSQL database (admin URL, name).
+    data_dir: Option<PathBuf>,
+    pg_database: Option<(String, String)>,
 }
 
 impl Spawned {
-    fn start(mut cmd: Command) -> Result<Spawned, String> {
+    fn start(cmd: Command) -> Result<Spawned, String> {
+        let (child, addr) = Self::spawn(cmd)?;
+        Ok(Spawned {
+            child,
+            addr,
+            cleanup: Vec::new(),
+            remake: None,
+            data_dir: None,
+            pg_database: None,
+        })
+    }
+
+    /// Spawns the command and waits for its `listening on` line.
+    fn spawn(mut cmd: Command) -> Result<(Child, SocketAddr), String> {
         cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
         let mut child = cmd.spawn().map_err(|e| format!("spawn {cmd:?}: {e}"))?;
         let stdout = child.stdout.take().expect("piped stdout");
@@ -205,11 +270,7 @@ impl Spawned {
             }
         };
         std::thread::spawn(move || for _ in lines {});
-        Ok(Spawned {
-            child,
-            addr,
-            cleanup: Vec::new(),
-        })
+        Ok((child, addr))
     }
 
     fn cpu_seconds(&self) -> f64 {
@@ -278,11 +339,60 @@ fn psql(url: &str, sql: &str) -> Result<(), String> {
 fn start_pitboss(opts: &Options, backend: &str, admin_key: &str) -> Result<Spawned, String> {
     let data = std::env::temp_dir().join(format!("pitboss-bench-{}", unique_suffix()));
     std::fs::create_dir_all(&data).map_err(|e| format!("{}: {e}", data.display()))?;
-    let mut cmd = Command::new(&opts.pitboss);
+    let pg = (backend == "postgres").then(|| {
+        let name = format!("pitboss_bench_{}", unique_suffix());
+        let base = opts
+            .pg_admin_url
+            .rsplit_once('/')
+            .map_or(opts.pg_admin_url.as_str(), |(b, _)| b)
+            .to_string();
+        (name, base)
+    });
+    if let Some((name, _)) = &pg {
+        psql(&opts.pg_admin_url, &format!("CREATE DATABASE {name}"))?;
+    }
+    let remake = {
+        let (pitboss, plans, data, pg, admin_key) = (
+            opts.pitboss.clone(),
+            opts.plans.clone(),
+            data.clone(),
+            pg.clone(),
+            admin_key.to_string(),
+        );
+        move || pitboss_command(&pitboss, &plans, &data, pg.as_ref(), &admin_key)
+    };
+    let mut s = Spawned::start(remake())?;
+    s.remake = Some(Box::new(remake));
+    s.data_dir = Some(data.clone());
+    s.cleanup.push(Box::new(move || {
+        let _ = std::fs::remove_dir_all(&data);
+    }));
+    if let Some((name, _)) = pg {
+        let admin = opts.pg_admin_url.clone();
+        s.pg_database = Some((admin.clone(), name.clone()));
+        s.cleanup.push(Box::new(move || {
+            let _ = psql(
+                &admin,
+                &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            );
+        }));
+    }
+    Ok(s)
+}
+
+/// `pitboss serve` on `data` (and on PostgreSQL database `pg` = (name, base URL) if given).
+fn pitboss_command(
+    pitboss: &std::path::Path,
+    plans: &std::path::Path,
+    data: &std::path::Path,
+    pg: Option<&(String, String)>,
+    admin_key: &str,
+) -> Command {
+    let mut cmd = Command::new(pitboss);
     cmd.arg("--plans")
-        .arg(&opts.plans)
+        .arg(plans)
         .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
-        .arg(&data)
+        .arg(data)
         .env_remove("DATABASE_URL")
         // The console's background computation of returns to player would take a core.
         .env("PITBOSS_RTP_ROUNDS", "0")
@@ -291,33 +401,12 @@ fn start_pitboss(opts: &Options, backend: &str, admin_key: &str) -> Result<Spawn
         .env("PITBOSS_LIMIT_KEY_RPS", "0")
         .env("PITBOSS_LIMIT_OPERATOR_RPS", "0")
         .env("PITBOSS_ADMIN_KEY", admin_key);
-    let mut drop_db = None;
-    if backend == "postgres" {
-        let name = format!("pitboss_bench_{}", unique_suffix());
-        psql(&opts.pg_admin_url, &format!("CREATE DATABASE {name}"))?;
-        let base = opts
-            .pg_admin_url
-            .rsplit_once('/')
-            .map_or(opts.pg_admin_url.as_str(), |(b, _)| b);
+    if let Some((name, base)) = pg {
         // A PostgreSQL deployment names its log.
         cmd.args(["--database-url", &format!("{base}/{name}")])
             .args(["--origin", &format!("pitboss.bench/{name}")]);
-        let admin = opts.pg_admin_url.clone();
-        drop_db = Some(move || {
-            let _ = psql(
-                &admin,
-                &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
-            );
-        });
     }
-    let mut s = Spawned::start(cmd)?;
-    s.cleanup.push(Box::new(move || {
-        let _ = std::fs::remove_dir_all(&data);
-    }));
-    if let Some(f) = drop_db {
-        s.cleanup.push(Box::new(f));
-    }
-    Ok(s)
+    cmd
 }
 
 // ----- HTTP client -------------------------------------------------------------------------
@@ -454,12 +543,17 @@ impl Rng {
     }
 }
 
-fn bet_body(rng: &mut Rng) -> String {
-    format!(
-        r#"{{"bets":[{{"player":"p{}","bet":"straight","numbers":[{}],"stake_minor":100}}]}}"#,
-        1 + rng.below(7),
-        rng.below(37)
-    )
+fn bet_body(rng: &mut Rng, n: u64) -> String {
+    let bets: Vec<String> = (0..n)
+        .map(|_| {
+            format!(
+                r#"{{"player":"p{}","bet":"straight","numbers":[{}],"stake_minor":100}}"#,
+                1 + rng.below(7),
+                rng.below(37)
+            )
+        })
+        .collect();
+    format!(r#"{{"bets":[{}]}}"#, bets.join(","))
 }
 
 /// The table's round: opened, and settled after enough bets.
@@ -482,6 +576,7 @@ struct Driver {
     rng: Rng,
     table: Table,
     bets_per_round: u64,
+    bets_per_request: u64,
 }
 
 impl Driver {
@@ -514,24 +609,11 @@ impl Driver {
         if matches!(self.workload, Workload::Floor) {
             return Ok(());
         }
-        if let Some((round, bets, opened)) = &self.table.round {
+        if let Some((_, bets, opened)) = &self.table.round {
             if *bets < self.table.round_target && opened.elapsed() < Duration::from_secs(10) {
                 return Ok(());
             }
-            let (round, events) = (round.clone(), format!("/v1/rounds/{round}/events"));
-            self.upkeep_post(&events, r#"{"type":"close_betting"}"#)
-                .await?;
-            let n = self.rng.below(37);
-            let spin = format!(
-                r#"{{"type":"spin","number":{n},"ball_against_rotation":true,"ball_revolutions":5}}"#
-            );
-            let settled = self.upkeep_post(&events, &spin).await?;
-            if settled["phase"] != "settled" {
-                return Err(format!("round {round} did not settle: {settled}"));
-            }
-            stats.upkeep += 2;
-            self.table.round = None;
-            self.table.round_target = self.bets_per_round;
+            self.settle(stats).await?;
         }
         let path = format!("/v1/tables/{}/rounds", self.table.name);
         let opened = self.upkeep_post(&path, "{}").await?;
@@ -544,14 +626,36 @@ impl Driver {
         Ok(())
     }
 
-    /// One bet request; its status and whether the bet was accepted.
-    async fn one_bet(&mut self) -> Result<(u16, bool), String> {
-        let body = bet_body(&mut self.rng);
+    /// Closes betting on the table's open round (if any) and spins, which settles every bet.
+    async fn settle(&mut self, stats: &mut ConnStats) -> Result<(), String> {
+        let Some((round, _, _)) = &self.table.round else {
+            return Ok(());
+        };
+        let (round, events) = (round.clone(), format!("/v1/rounds/{round}/events"));
+        self.upkeep_post(&events, r#"{"type":"close_betting"}"#)
+            .await?;
+        let n = self.rng.below(37);
+        let spin = format!(
+            r#"{{"type":"spin","number":{n},"ball_against_rotation":true,"ball_revolutions":5}}"#
+        );
+        let settled = self.upkeep_post(&events, &spin).await?;
+        if settled["phase"] != "settled" {
+            return Err(format!("round {round} did not settle: {settled}"));
+        }
+        stats.upkeep += 2;
+        self.table.round = None;
+        self.table.round_target = self.bets_per_round;
+        Ok(())
+    }
+
+    /// One bet request; its status and how many of its bets were accepted.
+    async fn one_bet(&mut self) -> Result<(u16, u64), String> {
+        let body = bet_body(&mut self.rng, self.bets_per_request);
         let idem = self.idem();
         match self.workload.clone() {
             Workload::Floor => {
                 let (s, _) = self.conn.post("/echo", None, Some(&idem), body).await?;
-                Ok((s, s == 200))
+                Ok((s, u64::from(s == 200)))
             }
             Workload::Pitboss { operator_key, .. } => {
                 let (round, bets, _) = self.table.round.as_mut().expect("a round is open");
@@ -560,17 +664,19 @@ impl Driver {
                     .conn
                     .post(&path, Some(&operator_key), Some(&idem), body)
                     .await?;
-                let accepted = s == 200 && json_of(&b)["accepted"] == 1;
-                if accepted {
-                    *bets += 1;
-                }
+                let accepted = if s == 200 {
+                    json_of(&b)["accepted"].as_u64().unwrap_or(0)
+                } else {
+                    0
+                };
+                *bets += accepted;
                 Ok((s, accepted))
             }
         }
     }
 }
 
-fn record(stats: &mut ConnStats, w: Window, done: Instant, latency: Duration, r: (u16, bool)) {
+fn record(stats: &mut ConnStats, w: Window, done: Instant, latency: Duration, r: (u16, u64)) {
     if !w.contains(done) {
         return;
     }
@@ -579,8 +685,8 @@ fn record(stats: &mut ConnStats, w: Window, done: Instant, latency: Duration, r:
     stats
         .latencies_us
         .push(latency.as_micros().min(u32::MAX as u128) as u32);
-    if r.1 {
-        stats.accepted += 1;
+    if r.1 > 0 {
+        stats.accepted += r.1;
     } else {
         stats.refused += 1;
     }
@@ -805,7 +911,7 @@ impl Driver {
 }
 
 async fn run_target(opts: &Options, target: &str) -> Result<Vec<Row>, String> {
-    let (server, addr, admin_key) = match target {
+    let (mut server, addr, admin_key) = match target {
         "floor" => {
             let exe = std::env::current_exe().map_err(|e| e.to_string())?;
             let mut cmd = Command::new(exe);
@@ -871,6 +977,7 @@ async fn run_target(opts: &Options, target: &str) -> Result<Vec<Row>, String> {
                     .max(1),
             },
             bets_per_round: opts.bets_per_round,
+            bets_per_request: opts.bets_per_request,
         };
         if let Workload::Pitboss { .. } = &d.workload {
             let body = format!(
@@ -887,6 +994,20 @@ async fn run_target(opts: &Options, target: &str) -> Result<Vec<Row>, String> {
         format!("pitboss {target}")
     };
     let mut rows = Vec::new();
+    let issue13 = !opts.fill.is_empty() || opts.growth.is_some() || opts.soak.is_some();
+    if issue13 && server.as_ref().is_none_or(|s| s.remake.is_none()) {
+        return Err("--soak, --growth and --fill need the sqlite or postgres target".into());
+    }
+    if !opts.fill.is_empty() {
+        let s = server.as_mut().expect("a pitboss server");
+        soak::fill(opts, target, s, drivers).await?;
+        return Ok(rows);
+    }
+    if let Some(window) = opts.growth {
+        let s = server.as_mut().expect("a pitboss server");
+        rows.push(soak::growth(opts, target, &label, s, drivers, window).await?);
+        return Ok(rows);
+    }
     let (drivers, max) = run_pass(opts, &label, server.as_ref(), drivers, None).await;
     rows.push(max.clone());
     if opts.rate_pass {
@@ -894,8 +1015,13 @@ async fn run_target(opts: &Options, target: &str) -> Result<Vec<Row>, String> {
             .rate
             .unwrap_or((max.requests_per_s / 2.0).max(1.0))
             .round();
-        let (_, half) = run_pass(opts, &label, server.as_ref(), drivers, Some(rate)).await;
-        rows.push(half);
+        if let Some(duration) = opts.soak {
+            let s = server.as_ref().expect("a pitboss server");
+            rows.push(soak::soak(opts, target, &label, s, drivers, rate, duration, &max).await?);
+        } else {
+            let (_, half) = run_pass(opts, &label, server.as_ref(), drivers, Some(rate)).await;
+            rows.push(half);
+        }
     }
     drop(server);
     Ok(rows)
