@@ -336,7 +336,7 @@ struct Job {
 }
 
 enum Msg {
-    Job(Job),
+    Job(Box<Job>),
     /// Store a snapshot, sign what is unsigned, and stop (a clean shutdown).
     Shutdown(tokio::sync::oneshot::Sender<()>),
     /// Sign a checkpoint now (on demand, before an export).
@@ -650,7 +650,7 @@ impl Service {
             request_id: crate::observe::current_request_id(),
             queued_at: Instant::now(),
         };
-        match self.tx.try_send(Msg::Job(job)) {
+        match self.tx.try_send(Msg::Job(Box::new(job))) {
             Ok(()) => {
                 self.metrics.writer.queue_depth.inc();
             }
@@ -800,12 +800,10 @@ fn recover(
                         }
                         state.rounds.remove(round);
                     }
-                    Event::TableClosed { table, .. } => {
-                        if backfill_tables {
-                            to_store
-                                .closed
-                                .extend(derived::closed_rows(&state, std::slice::from_ref(table)));
-                        }
+                    Event::TableClosed { table, .. } if backfill_tables => {
+                        to_store
+                            .closed
+                            .extend(derived::closed_rows(&state, std::slice::from_ref(table)));
                     }
                     _ => {}
                 }
@@ -1083,7 +1081,7 @@ impl Writer {
             let mut shutdown = None;
             for m in msgs {
                 match m {
-                    Msg::Job(j) => jobs.push(j),
+                    Msg::Job(j) => jobs.push(*j),
                     Msg::Checkpoint(tx) => checkpoint_requests.push(tx),
                     Msg::Shutdown(tx) => shutdown = Some(tx),
                 }
