@@ -64,6 +64,10 @@ pub struct Identity {
     /// How outcomes reach pitboss: reported by a dealer system (`live`) or drawn by pitboss
     /// from its committed ChaCha20 stream (`rng`).
     pub modes: Vec<Mode>,
+    /// The document's clause that limits the modes (002 §3(1), §7(1): a live game "přímo
+    /// obsluhována krupiérem"), given in a refusal of another mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modes_clause: Option<String>,
 }
 
 #[derive(

@@ -799,7 +799,15 @@ impl State {
                 "mode_not_allowed",
                 format!("{} does not allow {mode} mode", loaded.key()),
             )
-            .clause("plan.modes"));
+            .with_plan(&loaded.key())
+            .clause(
+                loaded
+                    .plan
+                    .plan
+                    .modes_clause
+                    .clone()
+                    .unwrap_or_else(|| "plan.modes".into()),
+            ));
         }
         if self.tables.contains_key(table) {
             return Err(refuse(

@@ -25,6 +25,7 @@ mod plan_cli;
 mod plan_format;
 mod plan_player_games;
 mod plan_roulette;
+mod protect;
 mod readme;
 mod replay;
 mod server;
