@@ -351,8 +351,16 @@ pub struct RoundOutcome {
 pub struct BlackjackInputNotice {
     /// `{"input": "card", "card": "AS"}`, `{"input": "decide", "position": 0, "hand": 0,
     /// "decision": "double"}`, `{"input": "insure", …}`, `{"input": "timed_out", …}`,
-    /// `{"input": "close_insurance"}`, …
-    pub input: crate::games::blackjack::Input,
+    /// `{"input": "close_insurance"}`, … Absent for the dealer's hole card while it is face
+    /// down (`hole_card_hidden`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub input: Option<crate::games::blackjack::Input>,
+    /// The dealer's hole card, dealt face down: its value is withheld from the operator until
+    /// the dealer plays (002: "K odkrytí této skryté karty krupiéra dojde v momentu, kdy na
+    /// něj přijde řada"); the log keeps it for auditors.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hole_card_hidden: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bet_behind_declines: Vec<crate::games::blackjack::Input>,
     /// Where the rules placed a card: `{"to": "hand", "position": 0, "hand": 0}`,
@@ -528,6 +536,11 @@ pub struct Recall {
     /// The table's plan, `id@version`.
     pub plan: String,
     pub entries: Vec<LoggedEntry>,
+    /// The sequence numbers of entries withheld from this view: to an operator, the entry
+    /// that dealt a blackjack dealer's hole card while it is face down (until the dealer
+    /// plays). Auditors and regulators see every entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<u64>,
 }
 
 /// `GET /v1/audit/entries`.

@@ -808,6 +808,9 @@ struct RoundView {
     json: String,
     table: String,
     plan: String,
+    /// An operator's view of a blackjack round whose dealer's hole card is face down: which
+    /// card input dealt it (its entry is withheld from the recall until the dealer plays).
+    hole_card_input: Option<usize>,
 }
 
 async fn visible_round(
@@ -820,8 +823,14 @@ async fn visible_round(
         let s = state.service.state.read().expect("state lock");
         if let Some(r) = s.rounds.get(round) {
             let t = visible_table(caller, s.tables.get(&r.table)).map_err(|_| absent())?;
+            // The hole card is face down to the operator until the dealer plays.
+            let masked = (!caller.reads_all())
+                .then(|| r.masked_for_operator(&t.loaded))
+                .flatten();
             return Ok(RoundView {
-                json: serde_json::to_string(r).expect("rounds serialise"),
+                json: serde_json::to_string(masked.as_ref().unwrap_or(r))
+                    .expect("rounds serialise"),
+                hole_card_input: masked.and_then(|_| r.hidden_hole_card_input(&t.loaded)),
                 round: r.clone(),
                 table: t.table.clone(),
                 plan: t.plan.clone(),
@@ -854,6 +863,7 @@ async fn visible_round(
         json: body,
         table,
         plan: t.plan.clone(),
+        hole_card_input: None,
     })
 }
 
@@ -954,16 +964,39 @@ pub async fn recall(
     path: web::Path<String>,
 ) -> Result<HttpResponse, Problem> {
     let round = path.into_inner();
-    let RoundView { plan, table, .. } = visible_round(&state, &caller, &round).await?;
+    let RoundView {
+        plan,
+        table,
+        hole_card_input,
+        ..
+    } = visible_round(&state, &caller, &round).await?;
     let pool = state.service.pool.clone();
     let rows = web::block(move || crate::service::read::entries_of_round(&pool, &round))
         .await
         .map_err(|e| super::problem::unavailable(&e.to_string()))?
         .map_err(|e| super::problem::unavailable(&e.to_string()))?;
-    let entries: Vec<LoggedEntry> = rows.iter().map(LoggedEntry::from_row).collect();
+    let mut entries: Vec<LoggedEntry> = rows.iter().map(LoggedEntry::from_row).collect();
+    // The entry that dealt the face-down hole card is withheld from the operator until the
+    // dealer plays.
+    let mut withheld = Vec::new();
+    if let Some(at) = hole_card_input {
+        let is_card = |e: &LoggedEntry| {
+            e.entry["kind"] == "blackjack_input" && e.entry["payload"]["input"]["input"] == "card"
+        };
+        if let Some(i) = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| is_card(e))
+            .nth(at)
+            .map(|(i, _)| i)
+        {
+            withheld.push(entries.remove(i).seq);
+        }
+    }
     Ok(HttpResponse::Ok().json(Recall {
         table,
         plan,
         entries,
+        withheld,
     }))
 }

@@ -1903,7 +1903,8 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
                 body.inputs
                     .get_or_insert_with(Vec::new)
                     .push(BlackjackInputNotice {
-                        input: *input,
+                        input: Some(*input),
+                        hole_card_hidden: false,
                         bet_behind_declines: bet_behind_declines.clone(),
                         to: *to,
                         player: player.clone(),
@@ -1936,6 +1937,7 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
             }
         }
         let after = &mini.rounds[round];
+        hide_hole_card(&mut body, r, after, &state.tables[&r.table].loaded);
         if let Some(b) = &after.blackjack {
             body.expected = Some(b.expected.clone());
             if body.phase.is_none() {
@@ -1966,6 +1968,29 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
         }
     }
     body
+}
+
+/// The dealer's hole card left out of a reply while it is face down after the request
+/// (`after`): its card input's notice carries no card.
+fn hide_hole_card(
+    body: &mut RoundOutcome,
+    before: &RoundState,
+    after: &RoundState,
+    plan: &crate::plan::LoadedPlan,
+) {
+    let Some(at) = after.hidden_hole_card_input(plan) else {
+        return;
+    };
+    let mut index = before.blackjack.as_ref().map_or(0, |b| b.play.dealt.len());
+    for n in body.inputs.iter_mut().flatten() {
+        if matches!(n.input, Some(bj::Input::Card { .. })) {
+            if index == at {
+                n.input = None;
+                n.hole_card_hidden = true;
+            }
+            index += 1;
+        }
+    }
 }
 
 /// One event as an audit entry, with the ids it concerns.
