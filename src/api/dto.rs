@@ -296,10 +296,16 @@ pub struct RoundOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub reason: Option<String>,
-    /// A voided round: every accepted stake back.
+    /// A voided round: every accepted stake back; a void of some players or a withdrawal:
+    /// the stakes it returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub refunds: Option<Vec<Refund>>,
+    /// A settlement: the stakes returned before it (a void of some players, a withdrawal, a
+    /// disconnect before betting closed), whose bets are not in `settlements`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub refunded: Option<Vec<Refund>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub refund_minor: Option<i64>,
@@ -494,6 +500,10 @@ pub struct SettledRound {
     pub stake_minor: i64,
     /// Sum of what the wallets are credited (`total_minor`).
     pub paid_minor: i64,
+    /// Stakes returned before the settlement (a void of some players, a withdrawal, a
+    /// disconnect before betting closed): those bets are not in `settlements`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refunded: Vec<Refund>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

@@ -59,6 +59,7 @@ machine `code`; a refusal by a rule of the plan also names the plan (`id@version
         tables::place_bets,
         tables::post_event,
         tables::void_round,
+        tables::withdraw_bets,
         tables::post_decisions,
         tables::shoe,
         tables::table_action,

@@ -97,6 +97,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(tables::place_bets)
         .service(tables::post_event)
         .service(tables::void_round)
+        .service(tables::withdraw_bets)
         .service(tables::post_decisions)
         .service(tables::shoe)
         .service(tables::table_action)

@@ -27,6 +27,7 @@ use crate::plan::{LoadedPlan, PlanSet};
 pub mod blackjack;
 pub mod game;
 pub mod pvp;
+pub mod refunds;
 
 pub use blackjack::BlackjackRound;
 pub use game::{CardRecord, Engine, Next, Placements, Position, Settled};

@@ -118,6 +118,19 @@ pub enum Command {
         player: String,
         connected: bool,
     },
+    /// A void of some players' or bets' stakes (`crate::round::refunds`).
+    PartialVoid {
+        round: String,
+        reason: String,
+        players: Vec<String>,
+        bets: Vec<String>,
+    },
+    /// A player's bets withdrawn before betting closes (`crate::round::refunds`).
+    Withdraw {
+        round: String,
+        player: String,
+        bets: Vec<String>,
+    },
 }
 
 impl Command {
@@ -140,6 +153,8 @@ impl Command {
             Command::TableAction { .. } => "table_action",
             Command::Void { .. } => "void",
             Command::Connection { .. } => "player_connection",
+            Command::PartialVoid { .. } => "partial_void",
+            Command::Withdraw { .. } => "withdraw_bets",
         }
     }
 
@@ -160,7 +175,9 @@ impl Command {
             | Command::Misdeal { round, .. }
             | Command::Decisions { round, .. }
             | Command::CloseDecisions { round }
-            | Command::Void { round, .. } => (
+            | Command::Void { round, .. }
+            | Command::PartialVoid { round, .. }
+            | Command::Withdraw { round, .. } => (
                 round.split('.').next().map(str::to_string),
                 Some(round.clone()),
             ),
@@ -1502,6 +1519,29 @@ impl Writer {
                     Err(r) => refused(r),
                 }
             }
+            Command::PartialVoid {
+                round,
+                reason,
+                players,
+                bets,
+            } => match state.decide_partial_void(op, round, reason, players, bets) {
+                Ok(events) => {
+                    let body = refunds_body(round, Some(reason), &events);
+                    (events, Reply::ok(200, &body))
+                }
+                Err(r) => refused(r),
+            },
+            Command::Withdraw {
+                round,
+                player,
+                bets,
+            } => match state.decide_withdrawal(op, round, player, bets, now) {
+                Ok(events) => {
+                    let body = refunds_body(round, None, &events);
+                    (events, Reply::ok(200, &body))
+                }
+                Err(r) => refused(r),
+            },
             Command::Connection {
                 table,
                 player,
@@ -1740,10 +1780,16 @@ pub fn refusal_status(r: &Refusal) -> u16 {
     match r.code.as_str() {
         "table_not_found" | "round_not_found" | "plan_not_found" => 404,
         "table_exists" => 409,
-        "out_of_order" | "betting_open" | "betting_closed" | "round_in_progress"
-        | "table_closed" | "not_rng" | "wrong_mode" | "decisions_open" | "decision_time_open" => {
-            409
-        }
+        "out_of_order"
+        | "betting_open"
+        | "betting_closed"
+        | "round_in_progress"
+        | "table_closed"
+        | "not_rng"
+        | "wrong_mode"
+        | "decisions_open"
+        | "decision_time_open"
+        | "partial_void_not_possible" => 409,
         "unavailable" | "rng_unavailable" => 503,
         _ => 422,
     }
@@ -1781,6 +1827,22 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
             } => {
                 body.phase = Some(Phase::Settled);
                 body.settlements = Some(settlements.clone());
+                let refunded: Vec<Refund> = before
+                    .map(|r| {
+                        r.bets
+                            .iter()
+                            .filter(|b| b.refunded)
+                            .map(|b| Refund {
+                                bet: b.bet.clone(),
+                                player: b.player.clone(),
+                                refund_minor: b.stake_minor,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if !refunded.is_empty() {
+                    body.refunded = Some(refunded);
+                }
                 body.stake_minor = Some(*stake_minor);
                 body.paid_minor = Some(*paid_minor);
                 if let Some(s) = rng_seed {
@@ -1968,6 +2030,33 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
         }
     }
     body
+}
+
+/// The reply to stakes returned before settlement (a partial void, a withdrawal).
+fn refunds_body(round: &str, reason: Option<&str>, events: &[Event]) -> RoundOutcome {
+    let refunds: Vec<Refund> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::BetRefunded {
+                bet,
+                player,
+                refund_minor,
+                ..
+            } => Some(Refund {
+                bet: bet.clone(),
+                player: player.clone(),
+                refund_minor: *refund_minor,
+            }),
+            _ => None,
+        })
+        .collect();
+    RoundOutcome {
+        round: round.to_string(),
+        reason: reason.map(str::to_string),
+        refund_minor: Some(refunds.iter().map(|r| r.refund_minor).sum()),
+        refunds: Some(refunds),
+        ..RoundOutcome::default()
+    }
 }
 
 /// The dealer's hole card left out of a reply while it is face down after the request

@@ -264,3 +264,373 @@ fn an_rng_deal_keeps_the_hole_card_from_the_operator() {
     assert!(hidden_seen > 0, "a round in six left the player to decide");
     ctx.verify_export();
 }
+
+// ----- helpers for rounds against the house ------------------------------------------------
+
+struct House {
+    server: TestServer,
+    op: String,
+    auditor: String,
+}
+
+impl House {
+    fn start(storage: &Storage) -> House {
+        let server = TestServer::on(storage);
+        let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
+        let auditor = server.create_key(ADMIN_KEY, "auditor", None);
+        House {
+            server,
+            op,
+            auditor,
+        }
+    }
+
+    fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        self.server.post(&self.op, path, body)
+    }
+
+    fn ok(&self, path: &str, body: Value) -> Value {
+        let (s, b) = self.post(path, body);
+        assert_eq!(s, 200, "{path}: {b}");
+        b
+    }
+
+    fn open_table(&self, table: &str, plan: &str) {
+        let (s, b) = self.post(
+            "/v1/tables",
+            json!({"table": table, "plan": plan, "mode": "live"}),
+        );
+        assert_eq!(s, 201, "{b}");
+    }
+
+    fn open_round(&self, table: &str) -> String {
+        let (s, b) = self.post(&format!("/v1/tables/{table}/rounds"), json!({}));
+        assert_eq!(s, 201, "{b}");
+        b["round"].as_str().expect("round").to_string()
+    }
+
+    /// Bets that must all be accepted; their ids in order.
+    fn bets(&self, round: &str, bets: Value) -> Vec<String> {
+        let b = self.ok(&format!("/v1/rounds/{round}/bets"), json!({ "bets": bets }));
+        assert_eq!(b["refused"], 0, "{b}");
+        b["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .map(|r| r["bet"].as_str().expect("bet").to_string())
+            .collect()
+    }
+
+    fn event(&self, round: &str, event: Value) -> (u16, Value) {
+        self.post(&format!("/v1/rounds/{round}/events"), event)
+    }
+
+    fn get(&self, key: &str, path: &str) -> Value {
+        let (s, _, b) = self.server.get_as(Some(key), path);
+        assert_eq!(s, 200, "{path}: {b}");
+        b
+    }
+
+    /// The `bet_refunded` entries of a round's recall: `(bet, reason, clause)`.
+    fn refunded_in_recall(&self, round: &str) -> Vec<(String, String, String)> {
+        let recall = self.get(&self.op, &format!("/v1/rounds/{round}/recall"));
+        recall["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .filter(|e| e["entry"]["kind"] == "bet_refunded")
+            .map(|e| {
+                let p = &e["entry"]["payload"];
+                (
+                    p["bet"].as_str().unwrap().to_string(),
+                    p["reason"].as_str().unwrap().to_string(),
+                    p["clause"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn verify_export(&self) {
+        crate::replay::exported_log_verifies_and_replays(&self.server, &self.auditor);
+    }
+}
+
+/// A refusal: status, code, and (where a plan's rule refused) the plan and a clause.
+fn refused(reply: (u16, Value), status: u16, code: &str) -> Value {
+    let (s, b) = reply;
+    assert_eq!((s, b["code"].as_str()), (status, Some(code)), "{b}");
+    b
+}
+
+fn with_clause(b: &Value, plan: &str, clause: &str) {
+    assert_eq!(b["plan"], plan, "{b}");
+    assert!(
+        b["clause"].as_str().is_some_and(|c| c.contains(clause)),
+        "clause {clause:?}: {b}"
+    );
+}
+
+// ----- 4. partial voids ------------------------------------------------------------------
+
+fn some_players_stakes_are_voided_and_the_rest_settled(backend: Backend) {
+    let storage = Storage::new(backend);
+    let h = House::start(&storage);
+    h.open_table("evo", "evolution-roulette@1");
+    let round = h.open_round("evo");
+    let ids = h.bets(
+        &round,
+        json!([
+            {"player": "p1", "bet": "straight", "numbers": [17], "stake_minor": 1_000},
+            {"player": "p2", "bet": "red_black", "field": "red", "stake_minor": 2_000},
+            {"player": "p2", "bet": "straight", "numbers": [17], "stake_minor": 500},
+            {"player": "p3", "bet": "split", "numbers": [17, 20], "stake_minor": 1_000},
+            {"player": "p3", "bet": "straight", "numbers": [20], "stake_minor": 300},
+        ]),
+    );
+    let void = format!("/v1/rounds/{round}/void");
+    // Nothing named that the round holds: refused, nothing returned.
+    refused(
+        h.post(&void, json!({"reason": "x", "players": ["p9"]})),
+        422,
+        "no_live_bet",
+    );
+    refused(
+        h.post(&void, json!({"reason": "x", "bets": ["evo.1.99"]})),
+        422,
+        "bet_not_live",
+    );
+    refused(
+        h.post(&void, json!({"reason": " ", "players": ["p2"]})),
+        422,
+        "bad_reason",
+    );
+    let (s, b) = h.event(&round, json!({"type": "close_betting"}));
+    assert_eq!(s, 200, "{b}");
+    // Player p2 (both his bets) and p3's split: a floor decision with its reason.
+    let b = h.ok(
+        &void,
+        json!({"reason": "chips misread on the layout", "players": ["p2"]}),
+    );
+    assert_eq!(b["refund_minor"], 2_500, "{b}");
+    assert_eq!(b["reason"], "chips misread on the layout");
+    assert!(b.get("phase").is_none(), "the round goes on: {b}");
+    let b = h.ok(
+        &void,
+        json!({"reason": "split placed after the call", "bets": [ids[3]]}),
+    );
+    assert_eq!(
+        b["refunds"],
+        json!([{"bet": ids[3], "player": "p3", "refund_minor": 1_000}])
+    );
+    // A stake voided once is not voided again.
+    refused(
+        h.post(&void, json!({"reason": "again", "bets": [ids[1]]})),
+        422,
+        "bet_not_live",
+    );
+    // The round as read: those bets refunded, the rest live.
+    let r = h.get(&h.op, &format!("/v1/rounds/{round}"));
+    let refunded: Vec<bool> = r["bets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["refunded"].as_bool().unwrap())
+        .collect();
+    assert_eq!(refunded, [false, true, true, true, false], "{r}");
+    // 17: p1's straight pays 35:1; p3's remaining straight on 20 loses.
+    let (s, settled) = h.event(
+        &round,
+        json!({"type": "spin", "number": 17, "ball_against_rotation": true, "ball_revolutions": 5}),
+    );
+    assert_eq!(s, 200, "{settled}");
+    assert_eq!(settled["phase"], "settled");
+    let bets: Vec<&str> = settled["settlements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["bet"].as_str().unwrap())
+        .collect();
+    assert_eq!(bets, [ids[0].as_str(), ids[4].as_str()], "{settled}");
+    assert_eq!(settled["stake_minor"], 1_300);
+    assert_eq!(settled["paid_minor"], 36_000);
+    let refunded: Vec<&str> = settled["refunded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["bet"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        refunded,
+        [ids[1].as_str(), ids[2].as_str(), ids[3].as_str()]
+    );
+    let served = h.get(&h.op, &format!("/v1/rounds/{round}/settlement"));
+    assert_eq!(served["refunded"], settled["refunded"], "{served}");
+    assert_eq!(served["settlements"], settled["settlements"]);
+    // The recall: each voided stake with the floor's reason and the error policy's clause.
+    let recalled = h.refunded_in_recall(&round);
+    assert_eq!(recalled.len(), 3, "{recalled:?}");
+    assert!(recalled[0].1.contains("chips misread on the layout"));
+    assert!(recalled[2].1.contains("split placed after the call"));
+    assert!(recalled.iter().all(|(_, _, c)| c == "Řešení chyb"));
+    // Finished: nothing more is voided.
+    refused(
+        h.post(&void, json!({"reason": "late", "players": ["p1"]})),
+        409,
+        "out_of_order",
+    );
+
+    // A plan whose error policy cancels for all players only.
+    h.open_table("alg", "alg-roulette@1");
+    let alg = h.open_round("alg");
+    h.bets(
+        &alg,
+        json!([{"player": "p1", "bet": "straight", "numbers": [5], "stake_minor": 1_000}]),
+    );
+    let b = refused(
+        h.post(
+            &format!("/v1/rounds/{alg}/void"),
+            json!({"reason": "x", "players": ["p1"]}),
+        ),
+        422,
+        "partial_void_not_allowed",
+    );
+    with_clause(&b, "alg-roulette@1", "Řešení chyb");
+    // Blackjack: once the cards are dealt, the boxes are played together.
+    h.open_table("bj", "evolution-blackjack@1");
+    let bj = h.open_round("bj");
+    h.bets(&bj, json!([{"player": "p1", "bet": "main", "seat": 1, "stake_minor": 1_000}, {"player": "p2", "bet": "main", "seat": 2, "stake_minor": 1_000}]));
+    let (s, b) = h.event(&bj, json!({"type": "close_betting"}));
+    assert_eq!(s, 200, "{b}");
+    let (s, b) = h.event(&bj, json!({"type": "cards", "cards": [{"card": "9H"}]}));
+    assert_eq!(s, 200, "{b}");
+    let b = refused(
+        h.post(
+            &format!("/v1/rounds/{bj}/void"),
+            json!({"reason": "x", "players": ["p2"]}),
+        ),
+        409,
+        "partial_void_not_possible",
+    );
+    with_clause(&b, "evolution-blackjack@1", "");
+    h.verify_export();
+}
+
+#[test]
+fn some_players_stakes_are_voided_and_the_rest_settled_sqlite() {
+    some_players_stakes_are_voided_and_the_rest_settled(Backend::Sqlite);
+}
+
+#[test]
+fn some_players_stakes_are_voided_and_the_rest_settled_postgres() {
+    some_players_stakes_are_voided_and_the_rest_settled(Backend::Postgres);
+}
+
+// ----- 5. withdrawal -----------------------------------------------------------------------
+
+fn baccarat_cards(round: &str, h: &House) -> Value {
+    let (s, b) = h.event(
+        round,
+        json!({"type": "cards", "cards": [
+            {"to": "player_1", "card": "9H"}, {"to": "banker_1", "card": "KS"},
+            {"to": "player_2", "card": "TH"}, {"to": "banker_2", "card": "QS"}
+        ]}),
+    );
+    assert_eq!(s, 200, "{b}");
+    b
+}
+
+fn a_player_withdraws_bets_before_betting_closes_where_the_plan_allows(backend: Backend) {
+    let storage = Storage::new(backend);
+    let h = House::start(&storage);
+    h.open_table("syn", "synot-baccarat@1");
+    let round = h.open_round("syn");
+    let ids = h.bets(
+        &round,
+        json!([
+            {"player": "p1", "bet": "player", "stake_minor": 1_000},
+            {"player": "p1", "bet": "player_pair", "stake_minor": 200},
+            {"player": "p2", "bet": "banker", "stake_minor": 2_000},
+            {"player": "p2", "bet": "tie", "stake_minor": 100},
+        ]),
+    );
+    let withdraw = format!("/v1/rounds/{round}/withdrawals");
+    // A side bet cannot stay without its main bet.
+    let b = refused(
+        h.post(&withdraw, json!({"player": "p1", "bets": [ids[0]]})),
+        422,
+        "bets_depend",
+    );
+    assert_eq!(b["plan"], "synot-baccarat@1", "{b}");
+    refused(
+        h.post(&withdraw, json!({"player": "p1", "bets": [ids[2]]})),
+        422,
+        "bet_not_live",
+    );
+    // p2 takes back his tie, then everything.
+    let b = h.ok(&withdraw, json!({"player": "p2", "bets": [ids[3]]}));
+    assert_eq!(
+        b["refunds"],
+        json!([{"bet": ids[3], "player": "p2", "refund_minor": 100}])
+    );
+    let b = h.ok(&withdraw, json!({"player": "p2"}));
+    assert_eq!(b["refund_minor"], 2_000, "{b}");
+    refused(
+        h.post(&withdraw, json!({"player": "p2"})),
+        422,
+        "no_live_bet",
+    );
+    let (s, b) = h.event(&round, json!({"type": "close_betting"}));
+    assert_eq!(s, 200, "{b}");
+    // Once betting closes, nothing is withdrawn.
+    let b = refused(
+        h.post(&withdraw, json!({"player": "p1"})),
+        409,
+        "betting_closed",
+    );
+    with_clause(&b, "synot-baccarat@1", "Cíl hry a výplaty výher");
+    // Player 9 against banker 0: p1's bet on the player pays 1:1, his pair bet loses.
+    let settled = baccarat_cards(&round, &h);
+    assert_eq!(settled["phase"], "settled", "{settled}");
+    assert_eq!(settled["stake_minor"], 1_200);
+    assert_eq!(settled["paid_minor"], 2_000);
+    let refunded: Vec<&str> = settled["refunded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["bet"].as_str().unwrap())
+        .collect();
+    assert_eq!(refunded, [ids[2].as_str(), ids[3].as_str()], "{settled}");
+    let recalled = h.refunded_in_recall(&round);
+    assert_eq!(recalled.len(), 2);
+    assert!(recalled
+        .iter()
+        .all(|(_, r, c)| r.contains("withdrawn") && c == "Cíl hry a výplaty výher"));
+
+    // A plan without the rule: refused with the clause it lacks.
+    h.open_table("spd", "evolution-speed-baccarat@1");
+    let speed = h.open_round("spd");
+    h.bets(
+        &speed,
+        json!([{"player": "p1", "bet": "player", "stake_minor": 1_000}]),
+    );
+    let b = refused(
+        h.post(
+            &format!("/v1/rounds/{speed}/withdrawals"),
+            json!({"player": "p1"}),
+        ),
+        422,
+        "withdrawal_not_allowed",
+    );
+    with_clause(&b, "evolution-speed-baccarat@1", "no withdrawal");
+    h.verify_export();
+}
+
+#[test]
+fn a_player_withdraws_bets_before_betting_closes_where_the_plan_allows_sqlite() {
+    a_player_withdraws_bets_before_betting_closes_where_the_plan_allows(Backend::Sqlite);
+}
+
+#[test]
+fn a_player_withdraws_bets_before_betting_closes_where_the_plan_allows_postgres() {
+    a_player_withdraws_bets_before_betting_closes_where_the_plan_allows(Backend::Postgres);
+}
