@@ -482,7 +482,7 @@ fn operator_commands_declare_the_idempotency_key_the_server_demands() {
             "POST {path} without an Idempotency-Key: {b}"
         );
     }
-    assert_eq!(commands, 10, "the operator commands");
+    assert_eq!(commands, 11, "the operator commands");
     // And those without it need none.
     let (s, b) = api.call(
         "POST",
@@ -989,6 +989,38 @@ fn real_requests_and_responses_match_the_spec() {
     assert_eq!(void(&void_round, "again").0, 409);
     assert_eq!(void("t-live.99", "no such round").0, 404);
     note("POST", "/v1/rounds/{round}/void");
+    // A partial void and a withdrawal (SYNOT Baccarat allows it before betting closes).
+    let br = round_of("b-live");
+    assert_eq!(
+        bets(
+            &br,
+            json!([{"player": "p1", "bet": "player", "stake_minor": 1000},
+                   {"player": "p2", "bet": "banker", "stake_minor": 1000},
+                   {"player": "p3", "bet": "tie", "stake_minor": 1000}])
+        )
+        .0,
+        200
+    );
+    let withdraw = |body: Value| api.command("/v1/rounds/{round}/withdrawals", &[&br], op1, body);
+    let (s, b) = withdraw(json!({"player": "p1"}));
+    assert_eq!((s, b["refund_minor"].as_i64()), (200, Some(1000)), "{b}");
+    assert_eq!(withdraw(json!({"player": "p1"})).0, 422, "no_live_bet");
+    let (s, b) = api.command(
+        "/v1/rounds/{round}/void",
+        &[&br],
+        op1,
+        json!({"reason": "chip misread", "players": ["p2"]}),
+    );
+    assert_eq!((s, b["refund_minor"].as_i64()), (200, Some(1000)), "{b}");
+    let (s, b) = api.command(
+        "/v1/rounds/{round}/void",
+        &[&br],
+        op1,
+        json!({"reason": "done"}),
+    );
+    assert_eq!((s, b["phase"].as_str()), (200, Some("voided")), "{b}");
+    assert_eq!(withdraw(json!({"player": "p3"})).0, 409, "betting_closed");
+    note("POST", "/v1/rounds/{round}/withdrawals");
     let (s, b) = api.get("/v1/rounds/{round}/settlement", &[&void_round], Some(op1));
     assert_eq!((s, b["phase"].as_str()), (200, Some("voided")));
     let open_round = round_of("t-live");
