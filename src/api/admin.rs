@@ -195,6 +195,35 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
             "pitboss_throttled_total{{limit=\"{limit}\"}} {n}\n"
         ));
     }
+    // 002 § 9(1): winnings not confirmed paid, and those past their due time (read from the
+    // store; left out when it cannot be read now).
+    let pool = state.service.pool.clone();
+    let now = chrono::Utc::now();
+    if let Ok(Ok((outstanding, overdue))) = web::block(move || {
+        let mut conn = pool
+            .get()
+            .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
+        crate::service::payouts::counts(&mut conn, now)
+    })
+    .await
+    {
+        for (name, help, value) in [
+            (
+                "pitboss_payouts_outstanding",
+                "Winnings owed by settlements and not confirmed paid.",
+                outstanding,
+            ),
+            (
+                "pitboss_payouts_overdue",
+                "Winnings not confirmed paid 30 days after their evaluation (002 § 9(1)).",
+                overdue,
+            ),
+        ] {
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"
+            ));
+        }
+    }
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(out)

@@ -306,6 +306,12 @@ pub struct RoundOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub refunded: Option<Vec<Refund>>,
+    /// A settlement: what it owes each player (the sum of his `total_minor`, when above zero)
+    /// and when it is due, 30 days after this evaluation (002 § 9(1)); the operator confirms
+    /// each payment (`POST /v1/payouts/confirm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub payouts_due: Option<Vec<crate::service::payouts::PayoutDue>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub refund_minor: Option<i64>,

@@ -353,6 +353,28 @@ pub const OPERATIONS: &[OperationErrors] = &[
     ),
     op(
         "POST",
+        "/v1/payouts/confirm",
+        &[
+            (400, BAD_COMMAND),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (404, &["payout_not_found"]),
+            (409, &["payout_already_confirmed"]),
+            (422, &["bad_wallet_reference", "idempotency_key_reused"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "GET",
+        "/v1/payouts/overdue",
+        &[
+            (400, &["malformed_query"]),
+            (401, &["unauthorized"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "POST",
         "/v1/rounds/{round}/withdrawals",
         &[
             (400, BAD_COMMAND),

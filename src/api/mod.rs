@@ -8,6 +8,7 @@ pub(crate) mod bridge;
 pub mod dto;
 pub mod errors;
 pub mod openapi;
+pub mod payouts;
 pub mod plans;
 pub mod problem;
 pub mod schemas;

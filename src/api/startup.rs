@@ -98,6 +98,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(tables::post_event)
         .service(tables::void_round)
         .service(tables::withdraw_bets)
+        .service(super::payouts::confirm_payout)
+        .service(super::payouts::overdue_payouts)
         .service(tables::post_decisions)
         .service(tables::shoe)
         .service(tables::table_action)

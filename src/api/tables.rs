@@ -56,7 +56,7 @@ fn idempotency(req: &HttpRequest, body: &[u8]) -> Result<Idempotency, Problem> {
     })
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Problem> {
+pub(super) fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Problem> {
     let malformed = |e: serde_json::Error| Problem::bad_request("malformed_json", e.to_string());
     let value: Value = serde_json::from_slice(body).map_err(malformed)?;
     whole_numbers(&value, &mut String::new())?;
@@ -122,7 +122,7 @@ fn respond(reply: Reply) -> HttpResponse {
     b.json(reply.body)
 }
 
-async fn run(
+pub(super) async fn run(
     state: &AppState,
     caller: &Caller,
     req: &HttpRequest,

@@ -40,6 +40,7 @@ use crate::store::schema::{audit_entries, checkpoints, idempotency, log_state, r
 use crate::store::tiles::{write_tiles, TileRow, Tiles};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
+pub mod payouts;
 pub mod refusal;
 pub mod retention;
 pub mod secrets;
@@ -131,6 +132,12 @@ pub enum Command {
         player: String,
         bets: Vec<String>,
     },
+    /// The operator paid what a settlement owed a player (`payouts`).
+    ConfirmPayout {
+        round: String,
+        player: String,
+        wallet_reference: String,
+    },
 }
 
 impl Command {
@@ -155,6 +162,7 @@ impl Command {
             Command::Connection { .. } => "player_connection",
             Command::PartialVoid { .. } => "partial_void",
             Command::Withdraw { .. } => "withdraw_bets",
+            Command::ConfirmPayout { .. } => "confirm_payout",
         }
     }
 
@@ -177,7 +185,8 @@ impl Command {
             | Command::CloseDecisions { round }
             | Command::Void { round, .. }
             | Command::PartialVoid { round, .. }
-            | Command::Withdraw { round, .. } => (
+            | Command::Withdraw { round, .. }
+            | Command::ConfirmPayout { round, .. } => (
                 round.split('.').next().map(str::to_string),
                 Some(round.clone()),
             ),
@@ -756,7 +765,7 @@ impl Writer {
             .map_err(|e| StartError::Replay(e.to_string()))?;
         let mut tiles = self.tiles.clone();
         let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
-        self.persist(&batch, &tile_rows, &[], &[], &[], &[], now)
+        self.persist(&batch, &tile_rows, &[], &[], &[], &[], (&[], &[]), now)
             .map_err(StoreError::from)?;
         self.appender
             .commit(&batch)
@@ -881,6 +890,9 @@ impl Writer {
         // batch finishes: both leave memory once the batch is durable.
         let mut faulted: Vec<String> = Vec::new();
         let mut finished_now: Vec<String> = Vec::new();
+        // Amounts settlements of this batch owe, and payments confirmed in it.
+        let mut due_rows: Vec<payouts::DueRow> = Vec::new();
+        let mut confirmed: Vec<(payouts::PayoutDue, DateTime<Utc>, String)> = Vec::new();
         let mut state = self
             .state
             .write()
@@ -921,9 +933,51 @@ impl Writer {
             }
             let seeds_mark = new_seeds.len();
             let revealed_mark = revealed.len();
-            let (events, mut reply) = match self.quota_refusal(&state, &job) {
-                Some(r) => (Vec::new(), r),
-                None => self.decide(&state, &job, now, &mut new_seeds, &mut revealed),
+            // A confirmation of payment is decided against the stored amount owed.
+            let mut confirming: Option<(payouts::PayoutDue, String)> = None;
+            let decided = if let Command::ConfirmPayout {
+                round,
+                player,
+                wallet_reference,
+            } = &job.command
+            {
+                match payouts::find(&mut self.conn, round, player) {
+                    Ok(found) => Some(
+                        match payouts::decide_confirm(
+                            &job.operator,
+                            round,
+                            player,
+                            wallet_reference,
+                            found,
+                            &confirmed,
+                            now,
+                        ) {
+                            Ok((event, due)) => {
+                                let paid = payouts::PayoutDue {
+                                    paid_at: Some(now),
+                                    wallet_reference: Some(wallet_reference.clone()),
+                                    ..due.clone()
+                                };
+                                confirming = Some((due, wallet_reference.clone()));
+                                (vec![event], Reply::ok(200, &paid))
+                            }
+                            Err(r) => (Vec::new(), Reply::refusal(refusal_status(&r), &r)),
+                        },
+                    ),
+                    Err(e) => {
+                        drop(state);
+                        self.fail_batch(pending, Some(job), &format!("reading a payout: {e}"));
+                        self.reload();
+                        return;
+                    }
+                }
+            } else {
+                None
+            };
+            let (events, mut reply) = match (self.quota_refusal(&state, &job), decided) {
+                (Some(r), _) => (Vec::new(), r),
+                (None, Some(d)) => d,
+                (None, None) => self.decide(&state, &job, now, &mut new_seeds, &mut revealed),
             };
             let mut events = self.bounded_events(&state, &job, events, &reply);
             // Refusals cost log space that the operator, not the service, decides to spend:
@@ -975,6 +1029,25 @@ impl Writer {
                     return;
                 }
             }
+            // What the settlements owe, due 30 days on (002 § 9(1)); a payment confirmed.
+            if !reply.is_problem() {
+                let due = payouts::due_of_events(&events, &job.operator, now);
+                if !due.is_empty() {
+                    if let Value::Object(m) = &mut reply.body {
+                        let list: Vec<&payouts::PayoutDue> = due.iter().map(|(_, d)| d).collect();
+                        m.insert("payouts_due".into(), json!(list));
+                    }
+                }
+                due_rows.extend(due);
+                if let Some((due, reference)) = confirming.take() {
+                    if events
+                        .iter()
+                        .any(|e| matches!(e, Event::PayoutConfirmed { .. }))
+                    {
+                        confirmed.push((due, now, reference));
+                    }
+                }
+            }
             if let Some(idem) = &job.idem {
                 batch_keys.insert((job.operator.clone(), idem.key.clone()), pending.len());
             }
@@ -998,6 +1071,7 @@ impl Writer {
             &pending,
             &new_seeds,
             &revealed,
+            (&due_rows, &confirmed),
             now,
         ) {
             Ok(()) => {
@@ -1103,6 +1177,10 @@ impl Writer {
         pending: &[Pending],
         new_seeds: &[(String, [u8; 32])],
         revealed: &[String],
+        payouts: (
+            &[payouts::DueRow],
+            &[(payouts::PayoutDue, DateTime<Utc>, String)],
+        ),
         now: DateTime<Utc>,
     ) -> Result<(), diesel::result::Error> {
         let state = serde_json::to_string(batch.state_after()).expect("log state serialises");
@@ -1137,6 +1215,7 @@ impl Writer {
             upsert_log_state(c, &state)?;
             write_tiles(c, tile_rows)?;
             write_finished(c, finished)?;
+            payouts::write(c, payouts.0, payouts.1)?;
             for p in pending {
                 if let Some(idem) = &p.job.idem {
                     diesel::insert_into(idempotency::table)
@@ -1542,6 +1621,11 @@ impl Writer {
                 }
                 Err(r) => refused(r),
             },
+            // Decided in `process` against the stored amount owed.
+            Command::ConfirmPayout { .. } => refused(Refusal::new(
+                "unavailable",
+                "a confirmation of payment is decided with the store",
+            )),
             Command::Connection {
                 table,
                 player,
@@ -1778,7 +1862,7 @@ fn reused_key() -> Reply {
 /// The HTTP status of a refusal.
 pub fn refusal_status(r: &Refusal) -> u16 {
     match r.code.as_str() {
-        "table_not_found" | "round_not_found" | "plan_not_found" => 404,
+        "table_not_found" | "round_not_found" | "plan_not_found" | "payout_not_found" => 404,
         "table_exists" => 409,
         "out_of_order"
         | "betting_open"
@@ -1789,7 +1873,8 @@ pub fn refusal_status(r: &Refusal) -> u16 {
         | "wrong_mode"
         | "decisions_open"
         | "decision_time_open"
-        | "partial_void_not_possible" => 409,
+        | "partial_void_not_possible"
+        | "payout_already_confirmed" => 409,
         "unavailable" | "rng_unavailable" => 503,
         _ => 422,
     }
@@ -2111,6 +2196,7 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
             bets.first().map(|b| b.bet.as_str()),
         ),
         Event::BetRefunded { round, bet, .. } => (round.split('.').next(), Some(round), Some(bet)),
+        Event::PayoutConfirmed { round, .. } => (round.split('.').next(), Some(round), None),
         Event::DecisionTaken {
             round,
             bet: Some(bet),

@@ -73,3 +73,16 @@ diesel::table! {
         body -> Text,
     }
 }
+
+diesel::table! {
+    payouts_due (round_id, player) {
+        round_id -> Text,
+        player -> Text,
+        operator_id -> Text,
+        amount_minor -> BigInt,
+        evaluated_at -> Text,
+        due_at -> Text,
+        paid_at -> Nullable<Text>,
+        wallet_reference -> Nullable<Text>,
+    }
+}

@@ -431,7 +431,9 @@ fn operator_commands_declare_the_idempotency_key_the_server_demands() {
             .into_iter()
             .flatten()
             .find(|p| p["in"] == "header" && p["name"] == "Idempotency-Key");
-        let is_command = template.starts_with("/v1/tables") || template.starts_with("/v1/rounds");
+        let is_command = template.starts_with("/v1/tables")
+            || template.starts_with("/v1/rounds")
+            || template.starts_with("/v1/payouts");
         if !is_command {
             // The two other changes are documented, and behave, as taking no key: signing a
             // checkpoint is naturally idempotent, and each key creation is a new key.
@@ -482,7 +484,7 @@ fn operator_commands_declare_the_idempotency_key_the_server_demands() {
             "POST {path} without an Idempotency-Key: {b}"
         );
     }
-    assert_eq!(commands, 11, "the operator commands");
+    assert_eq!(commands, 12, "the operator commands");
     // And those without it need none.
     let (s, b) = api.call(
         "POST",
@@ -1021,6 +1023,22 @@ fn real_requests_and_responses_match_the_spec() {
     assert_eq!((s, b["phase"].as_str()), (200, Some("voided")), "{b}");
     assert_eq!(withdraw(json!({"player": "p3"})).0, 409, "betting_closed");
     note("POST", "/v1/rounds/{round}/withdrawals");
+    // Payouts (002 § 9(1)): nothing of these rounds is owed, nothing overdue.
+    let (s, b) = api.command(
+        "/v1/payouts/confirm",
+        &[],
+        op1,
+        json!({"round": br, "player": "p3", "wallet_reference": "W-1"}),
+    );
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (404, Some("payout_not_found")),
+        "{b}"
+    );
+    note("POST", "/v1/payouts/confirm");
+    let (s, b) = api.get("/v1/payouts/overdue", &[], Some(op1));
+    assert_eq!((s, &b["overdue"]), (200, &json!([])), "{b}");
+    note("GET", "/v1/payouts/overdue");
     let (s, b) = api.get("/v1/rounds/{round}/settlement", &[&void_round], Some(op1));
     assert_eq!((s, b["phase"].as_str()), (200, Some("voided")));
     let open_round = round_of("t-live");

@@ -634,3 +634,155 @@ fn a_player_withdraws_bets_before_betting_closes_where_the_plan_allows_sqlite() 
 fn a_player_withdraws_bets_before_betting_closes_where_the_plan_allows_postgres() {
     a_player_withdraws_bets_before_betting_closes_where_the_plan_allows(Backend::Postgres);
 }
+
+// ----- 3. payout deadlines ------------------------------------------------------------------
+
+fn metric(h: &House, name: &str) -> i64 {
+    let (s, text) = h.server.get_text(None, "/metrics");
+    assert_eq!(s, 200);
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("{name} in {text}"))
+        .trim()
+        .parse()
+        .expect("a count")
+}
+
+fn winnings_carry_a_due_date_and_their_payment_is_confirmed(backend: Backend) {
+    let storage = Storage::new(backend);
+    let h = House::start(&storage);
+    h.open_table("evo", "evolution-roulette@1");
+    let round = h.open_round("evo");
+    h.bets(
+        &round,
+        json!([
+            {"player": "p1", "bet": "straight", "numbers": [17], "stake_minor": 1_000},
+            {"player": "p1", "bet": "split", "numbers": [17, 20], "stake_minor": 500},
+            {"player": "p2", "bet": "red_black", "field": "red", "stake_minor": 2_000},
+        ]),
+    );
+    let (s, b) = h.event(&round, json!({"type": "close_betting"}));
+    assert_eq!(s, 200, "{b}");
+    let (s, settled) = h.event(
+        &round,
+        json!({"type": "spin", "number": 17, "ball_against_rotation": true, "ball_revolutions": 5}),
+    );
+    assert_eq!(s, 200, "{settled}");
+    // p1 is owed 36 000 + 9 000, due 30 days after the evaluation; p2 (17 is black) nothing.
+    let due = settled["payouts_due"].as_array().expect("payouts_due");
+    assert_eq!(due.len(), 1, "{settled}");
+    assert_eq!(due[0]["player"], "p1");
+    assert_eq!(due[0]["amount_minor"], 45_000);
+    let at = |v: &Value| {
+        chrono::DateTime::parse_from_rfc3339(v.as_str().expect("a time")).expect("RFC 3339")
+    };
+    let evaluated = at(&due[0]["evaluated_at"]);
+    assert_eq!(
+        at(&due[0]["due_at"]) - evaluated,
+        chrono::Duration::days(30)
+    );
+    assert!(due[0]["paid_at"].is_null());
+
+    // Not overdue now; overdue 31 days on.
+    let later = (evaluated + chrono::Duration::days(31))
+        .with_timezone(&chrono::Utc)
+        .format("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let overdue = |key: &str, q: &str| h.get(key, &format!("/v1/payouts/overdue{q}"));
+    assert_eq!(overdue(&h.op, "")["overdue"], json!([]));
+    let late = overdue(&h.op, &format!("?as_of={later}"));
+    assert_eq!(late["clause"], "002 § 9(1)");
+    assert_eq!(late["overdue"].as_array().map(Vec::len), Some(1), "{late}");
+    assert_eq!(late["overdue"][0]["round"], round.as_str());
+    let regulator = h.server.create_key(ADMIN_KEY, "regulator", None);
+    assert_eq!(
+        overdue(&regulator, &format!("?as_of={later}"))["overdue"],
+        late["overdue"]
+    );
+    // Another operator sees none of it, and cannot confirm it.
+    let op2 = h.server.create_key(ADMIN_KEY, "operator", Some("op2"));
+    assert_eq!(
+        overdue(&op2, &format!("?as_of={later}"))["overdue"],
+        json!([])
+    );
+    let confirm = "/v1/payouts/confirm";
+    let (s, b) = h.server.post(
+        &op2,
+        confirm,
+        json!({"round": round, "player": "p1", "wallet_reference": "W-1"}),
+    );
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (404, Some("payout_not_found")),
+        "{b}"
+    );
+    assert_eq!(metric(&h, "pitboss_payouts_outstanding"), 1);
+    assert_eq!(metric(&h, "pitboss_payouts_overdue"), 0);
+
+    // Refusals: no reference; nothing owed to p2.
+    let b = refused(
+        h.post(
+            confirm,
+            json!({"round": round, "player": "p1", "wallet_reference": ""}),
+        ),
+        422,
+        "bad_wallet_reference",
+    );
+    assert_eq!(b["clause"], "002 § 9(1)");
+    refused(
+        h.post(
+            confirm,
+            json!({"round": round, "player": "p2", "wallet_reference": "W-2"}),
+        ),
+        404,
+        "payout_not_found",
+    );
+    // The payment, with the wallet's reference.
+    let paid = h.ok(
+        confirm,
+        json!({"round": round, "player": "p1", "wallet_reference": "W-2026-000123"}),
+    );
+    assert_eq!(paid["wallet_reference"], "W-2026-000123");
+    assert_eq!(paid["amount_minor"], 45_000);
+    assert!(paid["paid_at"].is_string(), "{paid}");
+    let b = refused(
+        h.post(
+            confirm,
+            json!({"round": round, "player": "p1", "wallet_reference": "W-3"}),
+        ),
+        409,
+        "payout_already_confirmed",
+    );
+    assert_eq!(b["clause"], "002 § 9(1)");
+    assert_eq!(
+        overdue(&h.op, &format!("?as_of={later}"))["overdue"],
+        json!([])
+    );
+    assert_eq!(metric(&h, "pitboss_payouts_outstanding"), 0);
+    // The recall holds the confirmation.
+    let recall = h.get(&h.op, &format!("/v1/rounds/{round}/recall"));
+    let logged: Vec<&Value> = recall["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["entry"]["kind"] == "payout_confirmed")
+        .map(|e| &e["entry"]["payload"])
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            &json!({"round": round, "player": "p1", "amount_minor": 45_000, "wallet_reference": "W-2026-000123", "late": false})
+        ]
+    );
+    h.verify_export();
+}
+
+#[test]
+fn winnings_carry_a_due_date_and_their_payment_is_confirmed_sqlite() {
+    winnings_carry_a_due_date_and_their_payment_is_confirmed(Backend::Sqlite);
+}
+
+#[test]
+fn winnings_carry_a_due_date_and_their_payment_is_confirmed_postgres() {
+    winnings_carry_a_due_date_and_their_payment_is_confirmed(Backend::Postgres);
+}
