@@ -892,7 +892,7 @@ impl Writer {
         let mut finished_now: Vec<String> = Vec::new();
         // Amounts settlements of this batch owe, and payments confirmed in it.
         let mut due_rows: Vec<payouts::DueRow> = Vec::new();
-        let mut confirmed: Vec<(payouts::PayoutDue, DateTime<Utc>, String)> = Vec::new();
+        let mut confirmed: Vec<payouts::Confirmed> = Vec::new();
         let mut state = self
             .state
             .write()
@@ -1177,10 +1177,7 @@ impl Writer {
         pending: &[Pending],
         new_seeds: &[(String, [u8; 32])],
         revealed: &[String],
-        payouts: (
-            &[payouts::DueRow],
-            &[(payouts::PayoutDue, DateTime<Utc>, String)],
-        ),
+        payouts: (&[payouts::DueRow], &[payouts::Confirmed]),
         now: DateTime<Utc>,
     ) -> Result<(), diesel::result::Error> {
         let state = serde_json::to_string(batch.state_after()).expect("log state serialises");

@@ -54,6 +54,9 @@ pub struct PayoutDue {
 /// A row to write: `(operator, due)`.
 pub type DueRow = (String, PayoutDue);
 
+/// A payment confirmed: what was owed, when it was confirmed, the wallet's reference.
+pub type Confirmed = (PayoutDue, DateTime<Utc>, String);
+
 /// The amounts the settlements among `events` owe, evaluated at `now`.
 pub fn due_of_events(events: &[Event], operator: &str, now: DateTime<Utc>) -> Vec<DueRow> {
     let mut out = Vec::new();
@@ -101,7 +104,7 @@ fn parse_ts(s: &str) -> Result<DateTime<Utc>, StoreError> {
 pub fn write(
     c: &mut DbConnection,
     due: &[DueRow],
-    confirmed: &[(PayoutDue, DateTime<Utc>, String)],
+    confirmed: &[Confirmed],
 ) -> Result<(), diesel::result::Error> {
     for (operator, d) in due {
         diesel::insert_into(payouts_due::table)
@@ -237,7 +240,7 @@ pub fn decide_confirm(
     player: &str,
     wallet_reference: &str,
     found: Option<(String, PayoutDue)>,
-    in_batch: &[(PayoutDue, DateTime<Utc>, String)],
+    in_batch: &[Confirmed],
     now: DateTime<Utc>,
 ) -> Result<(Event, PayoutDue), Refusal> {
     if wallet_reference.trim().is_empty() || wallet_reference.chars().count() > 128 {

@@ -1395,7 +1395,7 @@ fn play_rng_round(
     );
     let shoe = pitboss::games::blackjack::shuffled_shoe(rules.shoe, seed.try_into().unwrap());
     // The hole card the replies withheld is the round's, once the dealer played.
-    let all = crate::bj::dealt_of_finished(&ctx, &round);
+    let all = crate::bj::dealt_of_finished(ctx, &round);
     let cards: Vec<Card> = cards
         .iter()
         .enumerate()

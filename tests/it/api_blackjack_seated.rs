@@ -1541,7 +1541,7 @@ fn play_rng_round(ctx: &Ctx, table: &str, plan: &str) -> usize {
         seed.try_into().unwrap(),
     );
     // The hole card the replies withheld is the round's, once the dealer played.
-    let all = crate::bj::dealt_of_finished(&ctx, &round);
+    let all = crate::bj::dealt_of_finished(ctx, &round);
     let dealt: Vec<String> = inputs
         .iter()
         .filter(|i| i["input"]["input"] == "card" || crate::bj::is_hidden_hole_card(i))
