@@ -272,8 +272,20 @@ pub const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; char
 pub const PROMETHEUS_TEXT: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 /// `/metrics`: the content type and body, in the format the scraper asked for.
-pub fn render(metrics: &Arc<Metrics>, openmetrics: bool) -> (&'static str, String) {
-    let registry = registry(metrics);
+pub fn render(
+    metrics: &Arc<Metrics>,
+    openmetrics: bool,
+    gauges: &[(&'static str, &'static str, i64)],
+) -> (&'static str, String) {
+    let mut registry = registry(metrics);
+    // Values read from the store at the scrape (the payouts of 002 § 9(1)).
+    for (name, help, value) in gauges {
+        registry.register(
+            *name,
+            *help,
+            prometheus_client::metrics::gauge::ConstGauge::new(*value),
+        );
+    }
     let mut out = String::new();
     if openmetrics {
         prometheus_client::encoding::text::encode(&mut out, &registry)

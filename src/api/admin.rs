@@ -533,6 +533,30 @@ pub async fn metrics(state: web::Data<AppState>, req: actix_web::HttpRequest) ->
         .get(actix_web::http::header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("application/openmetrics-text"));
-    let (content_type, body) = crate::observe::render(&state.service.metrics, openmetrics);
+    // 002 § 9(1): winnings not confirmed paid, and those past their due time (read from the
+    // store; left out when it cannot be read now).
+    let pool = state.service.pool.clone();
+    let now = chrono::Utc::now();
+    let mut gauges = Vec::new();
+    if let Ok(Ok((outstanding, overdue))) = web::block(move || {
+        let mut conn = pool
+            .get()
+            .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
+        crate::service::payouts::counts(&mut conn, now)
+    })
+    .await
+    {
+        gauges.push((
+            "pitboss_payouts_outstanding",
+            "Winnings owed by settlements and not confirmed paid",
+            outstanding,
+        ));
+        gauges.push((
+            "pitboss_payouts_overdue",
+            "Winnings not confirmed paid 30 days after their evaluation (002 § 9(1))",
+            overdue,
+        ));
+    }
+    let (content_type, body) = crate::observe::render(&state.service.metrics, openmetrics, &gauges);
     HttpResponse::Ok().content_type(content_type).body(body)
 }

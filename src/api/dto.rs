@@ -296,10 +296,22 @@ pub struct RoundOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub reason: Option<String>,
-    /// A voided round: every accepted stake back.
+    /// A voided round: every accepted stake back; a void of some players or a withdrawal:
+    /// the stakes it returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub refunds: Option<Vec<Refund>>,
+    /// A settlement: the stakes returned before it (a void of some players, a withdrawal, a
+    /// disconnect before betting closed), whose bets are not in `settlements`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub refunded: Option<Vec<Refund>>,
+    /// A settlement: what it owes each player (the sum of his `total_minor`, when above zero)
+    /// and when it is due, 30 days after this evaluation (002 § 9(1)); the operator confirms
+    /// each payment (`POST /v1/payouts/confirm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub payouts_due: Option<Vec<crate::service::payouts::PayoutDue>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub refund_minor: Option<i64>,
@@ -351,8 +363,16 @@ pub struct RoundOutcome {
 pub struct BlackjackInputNotice {
     /// `{"input": "card", "card": "AS"}`, `{"input": "decide", "position": 0, "hand": 0,
     /// "decision": "double"}`, `{"input": "insure", …}`, `{"input": "timed_out", …}`,
-    /// `{"input": "close_insurance"}`, …
-    pub input: crate::games::blackjack::Input,
+    /// `{"input": "close_insurance"}`, … Absent for the dealer's hole card while it is face
+    /// down (`hole_card_hidden`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub input: Option<crate::games::blackjack::Input>,
+    /// The dealer's hole card, dealt face down: its value is withheld from the operator until
+    /// the dealer plays (002: "K odkrytí této skryté karty krupiéra dojde v momentu, kdy na
+    /// něj přijde řada"); the log keeps it for auditors.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hole_card_hidden: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bet_behind_declines: Vec<crate::games::blackjack::Input>,
     /// Where the rules placed a card: `{"to": "hand", "position": 0, "hand": 0}`,
@@ -486,6 +506,10 @@ pub struct SettledRound {
     pub stake_minor: i64,
     /// Sum of what the wallets are credited (`total_minor`).
     pub paid_minor: i64,
+    /// Stakes returned before the settlement (a void of some players, a withdrawal, a
+    /// disconnect before betting closed): those bets are not in `settlements`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refunded: Vec<Refund>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -534,6 +558,11 @@ pub struct Recall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
     pub entries: Vec<LoggedEntry>,
+    /// The sequence numbers of entries withheld from this view: to an operator, the entry
+    /// that dealt a blackjack dealer's hole card while it is face down (until the dealer
+    /// plays). Auditors and regulators see every entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<u64>,
 }
 
 /// `GET /v1/audit/entries`.

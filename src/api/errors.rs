@@ -78,6 +78,7 @@ const EVENT_REFUSALS: &[&str] = &[
 /// rules, and the table itself.
 const ACTION_REFUSALS: &[&str] = &[
     "malformed_action",
+    "bad_void_reason",
     "not_in_game",
     "no_automatic_decision",
     "idempotency_key_reused",
@@ -147,6 +148,52 @@ const ACTION_REFUSALS: &[&str] = &[
 
 /// Every operation that answers with an error, and its codes.
 pub const OPERATIONS: &[OperationErrors] = &[
+    op(
+        "POST",
+        "/v1/payouts/confirm",
+        &[
+            (400, BAD_COMMAND),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (404, &["payout_not_found"]),
+            (409, &["payout_already_confirmed"]),
+            (422, &["bad_wallet_reference", "idempotency_key_reused"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "GET",
+        "/v1/payouts/overdue",
+        &[
+            (400, &["malformed_query"]),
+            (401, &["unauthorized"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "POST",
+        "/v1/rounds/{round}/withdrawals",
+        &[
+            (400, BAD_COMMAND),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (404, &["round_not_found"]),
+            (409, &["betting_closed"]),
+            (
+                422,
+                &[
+                    "withdrawal_not_allowed",
+                    "no_live_bet",
+                    "bet_not_live",
+                    "bets_depend",
+                    "bad_refund_request",
+                    "bad_id",
+                    "idempotency_key_reused",
+                ],
+            ),
+            (503, &["unavailable"]),
+        ],
+    ),
     op("GET", "/docs/{file}", &[(404, &["no_such_route"])]),
     op("GET", "/readyz", &[(503, &["not_ready"])]),
     op(
@@ -439,8 +486,20 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (401, &["unauthorized"]),
             (403, &["forbidden"]),
             (404, &["round_not_found"]),
-            (409, &["out_of_order"]),
-            (422, &["bad_reason", "idempotency_key_reused"]),
+            (409, &["out_of_order", "partial_void_not_possible"]),
+            (
+                422,
+                &[
+                    "bad_reason",
+                    "partial_void_not_allowed",
+                    "no_live_bet",
+                    "bet_not_live",
+                    "bets_depend",
+                    "bad_refund_request",
+                    "bad_id",
+                    "idempotency_key_reused",
+                ],
+            ),
             (503, &["unavailable", "outcome_unknown"]),
         ],
     ),

@@ -11,6 +11,7 @@ pub mod errors;
 pub mod exceptions;
 pub mod listings;
 pub mod openapi;
+pub mod payouts;
 pub mod plans;
 pub mod problem;
 pub mod schemas;

@@ -122,7 +122,7 @@ pub(super) fn respond(reply: Reply) -> HttpResponse {
     b.json(reply.body)
 }
 
-async fn run(
+pub(super) async fn run(
     state: &AppState,
     caller: &Caller,
     req: &HttpRequest,
@@ -583,23 +583,47 @@ pub async fn post_event(
     run(&state, &caller, &req, &body, command).await
 }
 
-/// Voids a round: every accepted stake is refunded.
+/// A void: of the whole round, or (naming `players` or `bets`) of some players' stakes.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"reason": "card misread at box 3", "players": ["p3"]}))]
+pub struct VoidRequest {
+    pub reason: String,
+    /// Players whose every live bet of the round is voided (a partial void).
+    #[serde(default)]
+    pub players: Vec<String>,
+    /// Bets voided (a partial void).
+    #[serde(default)]
+    pub bets: Vec<String>,
+    /// The person who decided (the operator's own id for its staff member), logged with the
+    /// key as the entry's actor.
+    #[serde(default)]
+    pub person: Option<String>,
+}
+
+/// Voids a round, or some players' or bets' stakes in it.
 ///
 /// The plan's error policy: a round that cannot be completed is voided and each bet's stake
-/// returned. Roles: **operator**, own tables only.
+/// returned. Where the policy cancels "pro některé anebo všechny sázející"
+/// (`cancel_scope = "some_or_all_players"`), naming `players` or `bets` voids only their
+/// stakes (each logged as `bet_refunded` with the reason and the policy's clause); the rest of
+/// the round goes on and is settled, and its settlement lists the stakes returned before it
+/// (`refunded`). A Casino Hold'em player's bets are voided together (his hand is settled as
+/// one); a blackjack round's stakes only before its first card. Roles: **operator**, own
+/// tables only.
 #[utoipa::path(
     tag = "rounds",
     security(("api_key" = [])),
     params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1"), IdempotencyKey),
-    request_body = Reason,
+    request_body = VoidRequest,
     responses(
-        (status = 200, description = "The round is voided; `refunds` lists each stake returned.", body = RoundOutcome),
+        (status = 200, description = "The round is voided, or the named stakes; `refunds` lists each stake returned (`phase` is `voided` only for a whole round).", body = RoundOutcome),
         (status = 400, description = "`malformed_json`, `bad_number` (a fraction, or a number beyond ±(2^53 − 1)), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 409, description = "`out_of_order`: already settled or voided.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 422, description = "`bad_reason` (1–500 characters) or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`out_of_order`: already settled or voided; `partial_void_not_possible`: a blackjack round whose cards are dealt, or a round in its decision time.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "`bad_reason` (1–500 characters), `partial_void_not_allowed` (the plan cancels for all players only; with `plan` and `clause`), `no_live_bet`, `bet_not_live`, `bets_depend` (a remaining bet needs a voided one), `bad_refund_request`, `bad_id` or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: nothing was recorded; `outcome_unknown`: the store did not confirm it in time, so it may have been recorded. Retry either with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
@@ -611,19 +635,72 @@ pub async fn void_round(
     path: web::Path<String>,
     body: web::Bytes,
 ) -> Result<HttpResponse, Problem> {
-    let b: Reason = parse(&body)?;
-    run_as(
-        &state,
-        &caller,
-        &req,
-        &body,
-        b.person,
+    let b: VoidRequest = parse(&body)?;
+    let person = b.person.clone();
+    let command = if b.players.is_empty() && b.bets.is_empty() {
         Command::Void {
             round: path.into_inner(),
             reason: b.reason,
-        },
-    )
-    .await
+        }
+    } else {
+        Command::PartialVoid {
+            round: path.into_inner(),
+            reason: b.reason,
+            players: b.players,
+            bets: b.bets,
+        }
+    };
+    run_as(&state, &caller, &req, &body, person, command).await
+}
+
+/// A player's withdrawal of his bets.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"player": "p1", "bets": ["t1.1.2"]}))]
+pub struct WithdrawalRequest {
+    pub player: String,
+    /// The bets withdrawn; none named: every live bet of the player in the round.
+    #[serde(default)]
+    pub bets: Vec<String>,
+}
+
+/// A player withdraws bets before betting closes, where the plan allows it.
+///
+/// SYNOT Baccarat: "Do vyhlášení konce sázek a jejich potvrzení lze sázky odebrat"
+/// (`policies.withdrawal`). Each stake is returned (`bet_refunded`, with the plan's clause)
+/// and the bet takes no further part; elsewhere refused with `withdrawal_not_allowed`.
+/// Roles: **operator**, own tables only.
+#[utoipa::path(
+    tag = "rounds",
+    security(("api_key" = [])),
+    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1"), IdempotencyKey),
+    request_body = WithdrawalRequest,
+    responses(
+        (status = 200, description = "The bets are withdrawn; `refunds` lists each stake returned.", body = RoundOutcome),
+        (status = 400, description = "`malformed_json`, `bad_number` (a fraction, or a number beyond ±(2^53 − 1)), `idempotency_key_required` or `bad_idempotency_key`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: not an operator key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`round_not_found`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`betting_closed`: betting is closed (with `plan` and `clause`).", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, description = "`withdrawal_not_allowed` (with `plan` and `clause`), `no_live_bet`, `bet_not_live`, `bets_depend` (a remaining bet needs a withdrawn one), `bad_refund_request`, `bad_id` or `idempotency_key_reused`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: nothing was recorded; retry with the same Idempotency-Key.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
+#[post("/v1/rounds/{round}/withdrawals")]
+pub async fn withdraw_bets(
+    state: web::Data<AppState>,
+    caller: Caller,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
+    let b: WithdrawalRequest = parse(&body)?;
+    let command = Command::Withdraw {
+        round: path.into_inner(),
+        player: b.player,
+        bets: b.bets,
+    };
+    run(&state, &caller, &req, &body, command).await
 }
 
 /// The players' decisions.
@@ -890,6 +967,9 @@ struct RoundView {
     json: String,
     table: String,
     plan: String,
+    /// An operator's view of a blackjack round whose dealer's hole card is face down: which
+    /// card input dealt it (its entry is withheld from the recall until the dealer plays).
+    hole_card_input: Option<usize>,
 }
 
 async fn visible_round(
@@ -902,8 +982,14 @@ async fn visible_round(
         let s = state.service.state.read().expect("state lock");
         if let Some(r) = s.rounds.get(round) {
             let t = visible_table(caller, s.tables.get(&r.table)).map_err(|_| absent())?;
+            // The hole card is face down to the operator until the dealer plays.
+            let masked = (!caller.reads_all())
+                .then(|| r.masked_for_operator(&t.loaded))
+                .flatten();
             return Ok(RoundView {
-                json: serde_json::to_string(r).expect("rounds serialise"),
+                json: serde_json::to_string(masked.as_ref().unwrap_or(r))
+                    .expect("rounds serialise"),
+                hole_card_input: masked.and_then(|_| r.hidden_hole_card_input(&t.loaded)),
                 round: r.clone(),
                 table: t.table.clone(),
                 plan: t.plan.clone(),
@@ -934,6 +1020,7 @@ async fn visible_round(
         round: v.round,
         json: v.json,
         plan: v.plan,
+        hole_card_input: None,
     })
 }
 
@@ -993,6 +1080,16 @@ pub async fn get_settlement(
                 settlements: settlements.clone(),
                 stake_minor: settlements.iter().map(|x| x.stake_minor).sum::<i64>(),
                 paid_minor: settlements.iter().map(|x| x.total_minor).sum::<i64>(),
+                refunded: r
+                    .bets
+                    .iter()
+                    .filter(|b| b.refunded)
+                    .map(|b| crate::round::Refund {
+                        bet: b.bet.clone(),
+                        player: b.player.clone(),
+                        refund_minor: b.stake_minor,
+                    })
+                    .collect(),
             },
         ))),
         (None, Some(refunds)) => Ok(HttpResponse::Ok().json(SettlementDocument::Voided(
@@ -1034,7 +1131,12 @@ pub async fn recall(
     path: web::Path<String>,
 ) -> Result<HttpResponse, Problem> {
     let round = path.into_inner();
-    let RoundView { plan, table, .. } = visible_round(&state, &caller, &round).await?;
+    let RoundView {
+        plan,
+        table,
+        hole_card_input,
+        ..
+    } = visible_round(&state, &caller, &round).await?;
     let pool = state.service.pool.clone();
     let live_reg = state
         .service
@@ -1057,12 +1159,30 @@ pub async fn recall(
     .await
     .map_err(|e| super::problem::unavailable(&e.to_string()))?
     .map_err(|e| super::problem::unavailable(&e.to_string()))?;
-    let entries: Vec<LoggedEntry> = rows.iter().map(LoggedEntry::from_row).collect();
+    let mut entries: Vec<LoggedEntry> = rows.iter().map(LoggedEntry::from_row).collect();
+    // The entry that dealt the face-down hole card is withheld from the operator until the
+    // dealer plays.
+    let mut withheld = Vec::new();
+    if let Some(at) = hole_card_input {
+        let is_card = |e: &LoggedEntry| {
+            e.entry["kind"] == "blackjack_input" && e.entry["payload"]["input"]["input"] == "card"
+        };
+        if let Some(i) = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| is_card(e))
+            .nth(at)
+            .map(|(i, _)| i)
+        {
+            withheld.push(entries.remove(i).seq);
+        }
+    }
     Ok(HttpResponse::Ok().json(Recall {
         registration: reg.as_ref().and_then(|r| r.registration.clone()),
         device: reg.and_then(|r| r.device),
         table,
         plan,
         entries,
+        withheld,
     }))
 }

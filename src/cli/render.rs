@@ -283,7 +283,14 @@ pub fn plan_text(p: &LoadedPlan) -> String {
         .iter()
         .map(|m| name(serde_json::json!(m)))
         .collect();
-    let _ = writeln!(s, "  modes      {}", modes.join(", "));
+    match &id.modes_clause {
+        Some(c) => {
+            let _ = writeln!(s, "  modes      {} ({c})", modes.join(", "));
+        }
+        None => {
+            let _ = writeln!(s, "  modes      {}", modes.join(", "));
+        }
+    }
     let _ = writeln!(
         s,
         "  source     {} § {}",

@@ -64,6 +64,10 @@ pub struct Identity {
     /// How outcomes reach pitboss: reported by a dealer system (`live`) or drawn by pitboss
     /// from its committed ChaCha20 stream (`rng`).
     pub modes: Vec<Mode>,
+    /// The document's clause that limits the modes (002 §3(1), §7(1): a live game "přímo
+    /// obsluhována krupiérem"), given in a refusal of another mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modes_clause: Option<String>,
 }
 
 #[derive(
@@ -157,6 +161,20 @@ pub struct Policies {
     /// What a table closed without notice means for open rounds (ALG).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_closure: Option<TableClosurePolicy>,
+    /// Whether a player may withdraw his bets before betting closes (SYNOT Baccarat: "Do
+    /// vyhlášení konce sázek a jejich potvrzení lze sázky odebrat"). Absent: a bet once
+    /// accepted stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withdrawal: Option<WithdrawalPolicy>,
+}
+
+/// A player's withdrawal of his bets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WithdrawalPolicy {
+    /// Bets may be withdrawn until betting closes.
+    pub before_betting_closes: bool,
+    pub clause: String,
 }
 
 /// "Řešení chyb".

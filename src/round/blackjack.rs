@@ -166,6 +166,51 @@ pub struct BlackjackRound {
     pub expected: Value,
     /// Inputs applied.
     pub inputs: u64,
+    /// In an operator's view while the players act: the dealer's hole card is face down, and
+    /// left out of `play.dealer` and `play.dealt` until the dealer plays (the log keeps it
+    /// for auditors; auditors and regulators see it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hole_card_hidden: bool,
+}
+
+impl RoundState {
+    /// The round as an operator sees it while the dealer's hole card is face down (see
+    /// [`BlackjackRound::masked`]); `None` when nothing is hidden.
+    pub fn masked_for_operator(&self, plan: &crate::plan::LoadedPlan) -> Option<RoundState> {
+        let Ok(Engine::Blackjack(eng)) = Engine::new(&plan.plan) else {
+            return None;
+        };
+        let bj = self.blackjack.as_ref()?.masked(&eng)?;
+        let mut r = self.clone();
+        r.blackjack = Some(bj);
+        Some(r)
+    }
+
+    /// While the dealer's hole card is face down: which card input of the round (counted from
+    /// 0 over its `blackjack_input` entries carrying a card) dealt it.
+    pub fn hidden_hole_card_input(&self, plan: &crate::plan::LoadedPlan) -> Option<usize> {
+        let Ok(Engine::Blackjack(eng)) = Engine::new(&plan.plan) else {
+            return None;
+        };
+        self.blackjack.as_ref()?.hidden_hole_card(&eng)
+    }
+}
+
+impl BlackjackRound {
+    /// The index in `play.dealt` of the dealer's hole card while it is face down.
+    pub fn hidden_hole_card(&self, eng: &BlackjackEngine<'_>) -> Option<usize> {
+        eng.hidden_hole_card(&self.play)
+    }
+
+    /// The round as an operator sees it: the hole card left out while it is face down.
+    pub fn masked(&self, eng: &BlackjackEngine<'_>) -> Option<BlackjackRound> {
+        let at = self.hidden_hole_card(eng)?;
+        let mut r = self.clone();
+        r.play.dealt.remove(at);
+        r.play.dealer.truncate(1);
+        r.hole_card_hidden = true;
+        Some(r)
+    }
 }
 
 /// Who owes what now: a decision on a hand, or an insurance answer.
@@ -441,6 +486,7 @@ pub(crate) fn open(
         players,
         expected: Value::Null,
         inputs: 0,
+        hole_card_hidden: false,
     };
     round.expected = expected(eng, &round, &live);
     Ok(round)

@@ -27,6 +27,7 @@ use crate::plan::{LoadedPlan, PlanSet};
 pub mod blackjack;
 pub mod game;
 pub mod pvp;
+pub mod refunds;
 pub mod regulator;
 pub mod snapshot;
 
@@ -372,6 +373,16 @@ pub enum Event {
         rounds_without_bet: u32,
         clause: String,
     },
+    /// The operator confirms it paid a player what a settlement owed him (002 § 9(1): at
+    /// the latest 30 days after the evaluation), with its wallet's reference.
+    PayoutConfirmed {
+        round: String,
+        player: String,
+        amount_minor: i64,
+        wallet_reference: String,
+        /// The payment was made after its due time.
+        late: bool,
+    },
     /// Any other operator command refused (opening a table or round, a void, …): what was
     /// asked, of which table or round, and why not.
     CommandRefused {
@@ -439,6 +450,7 @@ impl Event {
         "table_action",
         "blackjack_input",
         "seat_released",
+        "payout_confirmed",
     ];
 
     /// The audit entry kind.
@@ -479,6 +491,7 @@ impl Event {
             Event::TableAction { .. } => "table_action",
             Event::BlackjackInput { .. } => "blackjack_input",
             Event::SeatReleased { .. } => "seat_released",
+            Event::PayoutConfirmed { .. } => "payout_confirmed",
         }
     }
 
@@ -931,7 +944,15 @@ impl State {
                 "mode_not_allowed",
                 format!("{} does not allow {mode} mode", loaded.key()),
             )
-            .clause("plan.modes"));
+            .with_plan(&loaded.key())
+            .clause(
+                loaded
+                    .plan
+                    .plan
+                    .modes_clause
+                    .clone()
+                    .unwrap_or_else(|| "plan.modes".into()),
+            ));
         }
         if self.tables.contains_key(table) {
             return Err(refuse(
@@ -2249,6 +2270,8 @@ impl State {
             Event::BetRefused { .. }
             | Event::EventRefused { .. }
             | Event::CommandRefused { .. } => {}
+            // What is owed and paid lives in the store (`payouts_due`), not in the game state.
+            Event::PayoutConfirmed { .. } => {}
             Event::BettingClosed { round, .. } => {
                 self.rounds
                     .get_mut(round)

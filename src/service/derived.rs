@@ -29,6 +29,9 @@ pub struct Derived {
     pub keys: Vec<crate::round::Event>,
     /// API keys created.
     pub key_rows: Vec<NewKeyRow>,
+    /// Amounts this batch's settlements owe (002 § 9(1)), and payments confirmed in it.
+    pub payouts_due: Vec<super::payouts::DueRow>,
+    pub payouts_confirmed: Vec<super::payouts::Confirmed>,
 }
 
 /// A new API key's row: the secret only as its SHA-256.
@@ -99,6 +102,7 @@ pub fn write(c: &mut DbConnection, d: &Derived) -> Result<(), diesel::result::Er
             ))
             .execute(c)?;
     }
+    super::payouts::write(c, &d.payouts_due, &d.payouts_confirmed)?;
     for k in &d.key_rows {
         use crate::store::schema::api_keys;
         diesel::insert_into(api_keys::table)

@@ -45,6 +45,7 @@ pub mod derived;
 pub mod exception;
 pub mod feed;
 pub mod health;
+pub mod payouts;
 pub mod refusal;
 pub mod retention;
 pub mod secrets;
@@ -167,6 +168,25 @@ pub enum Command {
         round: String,
         reason: String,
     },
+    /// A void of some players' or bets' stakes (`crate::round::refunds`).
+    PartialVoid {
+        round: String,
+        reason: String,
+        players: Vec<String>,
+        bets: Vec<String>,
+    },
+    /// A player's bets withdrawn before betting closes (`crate::round::refunds`).
+    Withdraw {
+        round: String,
+        player: String,
+        bets: Vec<String>,
+    },
+    /// The operator paid what a settlement owed a player (`payouts`).
+    ConfirmPayout {
+        round: String,
+        player: String,
+        wallet_reference: String,
+    },
 }
 
 impl Command {
@@ -195,6 +215,9 @@ impl Command {
             Command::WithdrawApproval { .. } => "withdraw_approval",
             Command::PauseRound { .. } => "pause_round",
             Command::ResumeRound { .. } => "resume_round",
+            Command::PartialVoid { .. } => "partial_void",
+            Command::Withdraw { .. } => "withdraw_bets",
+            Command::ConfirmPayout { .. } => "confirm_payout",
         }
     }
 
@@ -218,7 +241,10 @@ impl Command {
             | Command::CloseDecisions { round }
             | Command::Void { round, .. }
             | Command::PauseRound { round, .. }
-            | Command::ResumeRound { round, .. } => (
+            | Command::ResumeRound { round, .. }
+            | Command::PartialVoid { round, .. }
+            | Command::Withdraw { round, .. }
+            | Command::ConfirmPayout { round, .. } => (
                 round.split('.').next().map(str::to_string),
                 Some(round.clone()),
             ),
@@ -1286,6 +1312,9 @@ impl Writer {
         let mut finished_now = Faulted::default();
         let mut key_changes: Vec<Event> = Vec::new();
         let mut key_rows: Vec<derived::NewKeyRow> = Vec::new();
+        // Amounts settlements of this batch owe, and payments confirmed in it.
+        let mut due_rows: Vec<payouts::DueRow> = Vec::new();
+        let mut confirmed: Vec<payouts::Confirmed> = Vec::new();
         let mut state = self
             .state
             .write()
@@ -1326,9 +1355,51 @@ impl Writer {
             }
             let seeds_mark = new_seeds.len();
             let revealed_mark = revealed.len();
-            let (events, mut reply) = match self.quota_refusal(&state, &job) {
-                Some(r) => (Vec::new(), r),
-                None => self.decide(&state, &job, now, &mut new_seeds, &mut revealed),
+            // A confirmation of payment is decided against the stored amount owed.
+            let mut confirming: Option<(payouts::PayoutDue, String)> = None;
+            let decided = if let Command::ConfirmPayout {
+                round,
+                player,
+                wallet_reference,
+            } = &job.command
+            {
+                match payouts::find(&mut self.conn, round, player) {
+                    Ok(found) => Some(
+                        match payouts::decide_confirm(
+                            &job.operator,
+                            round,
+                            player,
+                            wallet_reference,
+                            found,
+                            &confirmed,
+                            now,
+                        ) {
+                            Ok((event, due)) => {
+                                let paid = payouts::PayoutDue {
+                                    paid_at: Some(now),
+                                    wallet_reference: Some(wallet_reference.clone()),
+                                    ..due.clone()
+                                };
+                                confirming = Some((due, wallet_reference.clone()));
+                                (vec![event], Reply::ok(200, &paid))
+                            }
+                            Err(r) => (Vec::new(), Reply::refusal(refusal_status(&r), &r)),
+                        },
+                    ),
+                    Err(e) => {
+                        drop(state);
+                        self.fail_batch(pending, Some(job), &format!("reading a payout: {e}"));
+                        self.reload();
+                        return;
+                    }
+                }
+            } else {
+                None
+            };
+            let (events, mut reply) = match (self.quota_refusal(&state, &job), decided) {
+                (Some(r), _) => (Vec::new(), r),
+                (None, Some(d)) => d,
+                (None, None) => self.decide(&state, &job, now, &mut new_seeds, &mut revealed),
             };
             let events = exception::with_actor(events, job.actor.as_deref());
             let mut events = self.bounded_events(&state, &job, events, &reply);
@@ -1393,6 +1464,25 @@ impl Writer {
                     key_rows.extend(rows.iter().cloned());
                 }
             }
+            // What the settlements owe, due 30 days on (002 § 9(1)); a payment confirmed.
+            if !reply.is_problem() {
+                let due = payouts::due_of_events(&events, &job.operator, now);
+                if !due.is_empty() {
+                    if let Value::Object(m) = &mut reply.body {
+                        let list: Vec<&payouts::PayoutDue> = due.iter().map(|(_, d)| d).collect();
+                        m.insert("payouts_due".into(), json!(list));
+                    }
+                }
+                due_rows.extend(due);
+                if let Some((due, reference)) = confirming.take() {
+                    if events
+                        .iter()
+                        .any(|e| matches!(e, Event::PayoutConfirmed { .. }))
+                    {
+                        confirmed.push((due, now, reference));
+                    }
+                }
+            }
             if let Some(idem) = &job.idem {
                 batch_keys.insert((job.operator.clone(), idem.key.clone()), pending.len());
             }
@@ -1404,6 +1494,8 @@ impl Writer {
             snapshot: None,
             keys: key_changes,
             key_rows,
+            payouts_due: due_rows,
+            payouts_confirmed: confirmed,
         };
         drop(state);
         metrics.writer.decide.observe(crate::observe::since(decide));
@@ -2141,6 +2233,34 @@ impl Writer {
                     Err(r) => refused(r),
                 }
             }
+            Command::PartialVoid {
+                round,
+                reason,
+                players,
+                bets,
+            } => match state.decide_partial_void(op, round, reason, players, bets) {
+                Ok(events) => {
+                    let body = refunds_body(round, Some(reason), &events);
+                    (events, Reply::ok(200, &body))
+                }
+                Err(r) => refused(r),
+            },
+            Command::Withdraw {
+                round,
+                player,
+                bets,
+            } => match state.decide_withdrawal(op, round, player, bets, now) {
+                Ok(events) => {
+                    let body = refunds_body(round, None, &events);
+                    (events, Reply::ok(200, &body))
+                }
+                Err(r) => refused(r),
+            },
+            // Decided in `process` against the stored amount owed.
+            Command::ConfirmPayout { .. } => refused(Refusal::new(
+                "unavailable",
+                "a confirmation of payment is decided with the store",
+            )),
             Command::Connection {
                 table,
                 player,
@@ -2413,12 +2533,19 @@ fn reused_key() -> Reply {
 /// The HTTP status of a refusal.
 pub fn refusal_status(r: &Refusal) -> u16 {
     match r.code.as_str() {
-        "table_not_found" | "round_not_found" | "plan_not_found" => 404,
+        "table_not_found" | "round_not_found" | "plan_not_found" | "payout_not_found" => 404,
         "table_exists" => 409,
-        "out_of_order" | "betting_open" | "betting_closed" | "round_in_progress"
-        | "table_closed" | "not_rng" | "wrong_mode" | "decisions_open" | "decision_time_open" => {
-            409
-        }
+        "out_of_order"
+        | "betting_open"
+        | "betting_closed"
+        | "round_in_progress"
+        | "table_closed"
+        | "not_rng"
+        | "wrong_mode"
+        | "decisions_open"
+        | "decision_time_open"
+        | "partial_void_not_possible"
+        | "payout_already_confirmed" => 409,
         "unavailable" | "rng_unavailable" | "outcome_unknown" => 503,
         // Approved plan releases (`approval.rs`).
         "approval_not_found" => 404,
@@ -2461,6 +2588,22 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
             } => {
                 body.phase = Some(Phase::Settled);
                 body.settlements = Some(settlements.clone());
+                let refunded: Vec<Refund> = before
+                    .map(|r| {
+                        r.bets
+                            .iter()
+                            .filter(|b| b.refunded)
+                            .map(|b| Refund {
+                                bet: b.bet.clone(),
+                                player: b.player.clone(),
+                                refund_minor: b.stake_minor,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if !refunded.is_empty() {
+                    body.refunded = Some(refunded);
+                }
                 body.stake_minor = Some(*stake_minor);
                 body.paid_minor = Some(*paid_minor);
                 if let Some(s) = rng_seed {
@@ -2583,7 +2726,8 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
                 body.inputs
                     .get_or_insert_with(Vec::new)
                     .push(BlackjackInputNotice {
-                        input: *input,
+                        input: Some(*input),
+                        hole_card_hidden: false,
                         bet_behind_declines: bet_behind_declines.clone(),
                         to: *to,
                         player: player.clone(),
@@ -2616,6 +2760,7 @@ fn outcome_body(state: &State, round: &str, events: &[Event]) -> RoundOutcome {
             }
         }
         let after = &mini.rounds[round];
+        hide_hole_card(&mut body, r, after, &state.tables[&r.table].loaded);
         if let Some(b) = &after.blackjack {
             body.expected = Some(b.expected.clone());
             if body.phase.is_none() {
@@ -2677,6 +2822,56 @@ fn state_approval_reply(events: &[Event]) -> Value {
     }
 }
 
+/// The reply to stakes returned before settlement (a partial void, a withdrawal).
+fn refunds_body(round: &str, reason: Option<&str>, events: &[Event]) -> RoundOutcome {
+    let refunds: Vec<Refund> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::BetRefunded {
+                bet,
+                player,
+                refund_minor,
+                ..
+            } => Some(Refund {
+                bet: bet.clone(),
+                player: player.clone(),
+                refund_minor: *refund_minor,
+            }),
+            _ => None,
+        })
+        .collect();
+    RoundOutcome {
+        round: round.to_string(),
+        reason: reason.map(str::to_string),
+        refund_minor: Some(refunds.iter().map(|r| r.refund_minor).sum()),
+        refunds: Some(refunds),
+        ..RoundOutcome::default()
+    }
+}
+
+/// The dealer's hole card left out of a reply while it is face down after the request
+/// (`after`): its card input's notice carries no card.
+fn hide_hole_card(
+    body: &mut RoundOutcome,
+    before: &RoundState,
+    after: &RoundState,
+    plan: &crate::plan::LoadedPlan,
+) {
+    let Some(at) = after.hidden_hole_card_input(plan) else {
+        return;
+    };
+    let mut index = before.blackjack.as_ref().map_or(0, |b| b.play.dealt.len());
+    for n in body.inputs.iter_mut().flatten() {
+        if matches!(n.input, Some(bj::Input::Card { .. })) {
+            if index == at {
+                n.input = None;
+                n.hole_card_hidden = true;
+            }
+            index += 1;
+        }
+    }
+}
+
 /// One event as an audit entry, with the ids it concerns.
 fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
     // Replay reads back only the kinds it knows: a kind missing from the list would be skipped.
@@ -2719,6 +2914,7 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
             bets.first().map(|b| b.bet.as_str()),
         ),
         Event::BetRefunded { round, bet, .. } => (round.split('.').next(), Some(round), Some(bet)),
+        Event::PayoutConfirmed { round, .. } => (round.split('.').next(), Some(round), None),
         Event::DecisionTaken {
             round,
             bet: Some(bet),

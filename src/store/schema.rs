@@ -111,4 +111,17 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    payouts_due (round_id, player) {
+        round_id -> Text,
+        player -> Text,
+        operator_id -> Text,
+        amount_minor -> BigInt,
+        evaluated_at -> Text,
+        due_at -> Text,
+        paid_at -> Nullable<Text>,
+        wallet_reference -> Nullable<Text>,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(audit_entries, audit_entry_tags);

@@ -66,12 +66,13 @@ fn card(s: &str) -> Card {
     s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
 }
 
-/// The cards a reply's inputs dealt, in order.
-fn dealt(reply: &Value) -> Vec<Card> {
+/// The cards a reply's inputs dealt, in order (`None`: the dealer's hole card, face down to
+/// the operator until the dealer plays).
+fn dealt_or_hidden(reply: &Value) -> Vec<Option<Card>> {
     inputs(reply)
         .iter()
-        .filter(|i| i["input"]["input"] == "card")
-        .map(|i| card(i["input"]["card"].as_str().expect("card")))
+        .filter(|i| i["input"]["input"] == "card" || crate::bj::is_hidden_hole_card(i))
+        .map(|i| i["input"]["card"].as_str().map(card))
         .collect()
 }
 
@@ -1330,14 +1331,14 @@ fn play_rng_round(
     ctx.close_betting(&round);
     let main_of = |player: &str| boxes.iter().find(|b| b.0 == player).expect("player").2;
 
-    let mut cards: Vec<Card> = Vec::new();
+    let mut cards: Vec<Option<Card>> = Vec::new();
     let mut added: BTreeMap<String, i64> = BTreeMap::new();
     let mut insured: BTreeMap<String, i64> = BTreeMap::new();
     let mut reply = ok(ctx.deal(&round));
     let mut by_decision = false;
     let mut restarted = false;
     for step in 0..60 {
-        cards.extend(dealt(&reply));
+        cards.extend(dealt_or_hidden(&reply));
         for (p, _, _) in boxes {
             *added.entry(p.to_string()).or_default() += added_stakes(&reply, p);
         }
@@ -1393,6 +1394,13 @@ fn play_rng_round(
         "round {round}"
     );
     let shoe = pitboss::games::blackjack::shuffled_shoe(rules.shoe, seed.try_into().unwrap());
+    // The hole card the replies withheld is the round's, once the dealer played.
+    let all = crate::bj::dealt_of_finished(ctx, &round);
+    let cards: Vec<Card> = cards
+        .iter()
+        .enumerate()
+        .map(|(k, c)| c.unwrap_or_else(|| card(&all[k])))
+        .collect();
     assert_eq!(
         cards[..],
         shoe[..cards.len()],

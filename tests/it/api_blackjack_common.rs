@@ -134,10 +134,11 @@ fn card_inputs(reply: &Value) -> Vec<(String, Value)> {
         .as_array()
         .map(|v| {
             v.iter()
-                .filter(|i| i["input"]["input"] == "card")
+                .filter(|i| i["input"]["input"] == "card" || crate::bj::is_hidden_hole_card(i))
                 .map(|i| {
                     (
-                        i["input"]["card"].as_str().expect("card").to_string(),
+                        // The hole card, face down to the operator: its place, not its card.
+                        i["input"]["card"].as_str().unwrap_or("hidden").to_string(),
                         i["to"].clone(),
                     )
                 })
@@ -1946,6 +1947,13 @@ fn rng_rounds_deal_the_seed_shoe_and_settle_each_player_by_the_plan() {
                 dealt.extend(card_inputs(&reply).into_iter().map(|(c, _)| c));
             }
             settled(&reply);
+            // The hole card the replies withheld is the round's, once the dealer played.
+            let all = crate::bj::dealt_of_finished(&ctx, &round);
+            for (k, c) in dealt.iter_mut().enumerate() {
+                if c == "hidden" {
+                    *c = all[k].clone();
+                }
+            }
             // The cards are the seed's shoe, in order.
             let seed = unhex(reply["rng_seed"].as_str().expect("seed"));
             let shoe: Vec<String> = shuffled_shoe(rules(&p).shoe, seed)

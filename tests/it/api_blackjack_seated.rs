@@ -1540,10 +1540,17 @@ fn play_rng_round(ctx: &Ctx, table: &str, plan: &str) -> usize {
         blackjack_rules(plan).shoe,
         seed.try_into().unwrap(),
     );
+    // The hole card the replies withheld is the round's, once the dealer played.
+    let all = crate::bj::dealt_of_finished(ctx, &round);
     let dealt: Vec<String> = inputs
         .iter()
-        .filter(|i| i["input"]["input"] == "card")
-        .map(|i| i["input"]["card"].as_str().unwrap().to_string())
+        .filter(|i| i["input"]["input"] == "card" || crate::bj::is_hidden_hole_card(i))
+        .enumerate()
+        .map(|(k, i)| {
+            i["input"]["card"]
+                .as_str()
+                .map_or_else(|| all[k].clone(), str::to_string)
+        })
         .collect();
     let from_shoe: Vec<String> = shoe[..dealt.len()]
         .iter()

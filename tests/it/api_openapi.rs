@@ -431,7 +431,9 @@ fn operator_commands_declare_the_idempotency_key_the_server_demands() {
             .into_iter()
             .flatten()
             .find(|p| p["in"] == "header" && p["name"] == "Idempotency-Key");
-        let is_command = template.starts_with("/v1/tables") || template.starts_with("/v1/rounds");
+        let is_command = template.starts_with("/v1/tables")
+            || template.starts_with("/v1/rounds")
+            || template.starts_with("/v1/payouts");
         if !is_command {
             // The two other changes are documented, and behave, as taking no key: signing a
             // checkpoint is naturally idempotent, and each key creation is a new key.
@@ -1081,6 +1083,54 @@ fn real_requests_and_responses_match_the_spec() {
     assert_eq!(void(&void_round, "again").0, 409);
     assert_eq!(void("t-live.99", "no such round").0, 404);
     note("POST", "/v1/rounds/{round}/void");
+    // A partial void and a withdrawal (SYNOT Baccarat allows it before betting closes).
+    let br = round_of("b-live");
+    assert_eq!(
+        bets(
+            &br,
+            json!([{"player": "p1", "bet": "player", "stake_minor": 1000},
+                   {"player": "p2", "bet": "banker", "stake_minor": 1000},
+                   {"player": "p3", "bet": "tie", "stake_minor": 1000}])
+        )
+        .0,
+        200
+    );
+    let withdraw = |body: Value| api.command("/v1/rounds/{round}/withdrawals", &[&br], op1, body);
+    let (s, b) = withdraw(json!({"player": "p1"}));
+    assert_eq!((s, b["refund_minor"].as_i64()), (200, Some(1000)), "{b}");
+    assert_eq!(withdraw(json!({"player": "p1"})).0, 422, "no_live_bet");
+    let (s, b) = api.command(
+        "/v1/rounds/{round}/void",
+        &[&br],
+        op1,
+        json!({"reason": "chip misread", "players": ["p2"]}),
+    );
+    assert_eq!((s, b["refund_minor"].as_i64()), (200, Some(1000)), "{b}");
+    let (s, b) = api.command(
+        "/v1/rounds/{round}/void",
+        &[&br],
+        op1,
+        json!({"reason": "done"}),
+    );
+    assert_eq!((s, b["phase"].as_str()), (200, Some("voided")), "{b}");
+    assert_eq!(withdraw(json!({"player": "p3"})).0, 409, "betting_closed");
+    note("POST", "/v1/rounds/{round}/withdrawals");
+    // Payouts (002 § 9(1)): nothing of these rounds is owed, nothing overdue.
+    let (s, b) = api.command(
+        "/v1/payouts/confirm",
+        &[],
+        op1,
+        json!({"round": br, "player": "p3", "wallet_reference": "W-1"}),
+    );
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (404, Some("payout_not_found")),
+        "{b}"
+    );
+    note("POST", "/v1/payouts/confirm");
+    let (s, b) = api.get("/v1/payouts/overdue", &[], Some(op1));
+    assert_eq!((s, &b["overdue"]), (200, &json!([])), "{b}");
+    note("GET", "/v1/payouts/overdue");
     let (s, b) = api.get("/v1/rounds/{round}/settlement", &[&void_round], Some(op1));
     assert_eq!((s, b["phase"].as_str()), (200, Some("voided")));
     let open_round = round_of("t-live");

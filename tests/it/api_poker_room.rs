@@ -1910,3 +1910,96 @@ fn poker_room_end_to_end_on_sqlite() {
 fn poker_room_end_to_end_on_postgres() {
     scenario(Backend::Postgres);
 }
+
+/// Issue 16: a hand that cannot be completed for a reason the document's lists do not name is
+/// voided by a floor decision with its reason: every chip put into it goes back to its owner
+/// ("všechny žetony se vrací svým původním majitelům"), logged with the reason and the plan's
+/// error clause; then the players cash out and the table closes. The log verifies and
+/// replays.
+fn a_floor_decision_voids_the_hand_and_the_table_can_close(backend: Backend) {
+    let storage = Storage::new(backend);
+    let room = Room::start(&storage);
+    let mut t = room.open("c40-floor");
+    t.refuse(
+        json!({"action": "void_hand", "reason": "card reader failure"}),
+        "no_hand",
+    );
+    t.four();
+    t.start();
+    t.deal(&[(4, "Ah Kh")]);
+    t.act(json!({"action": "raise", "seat": 4, "to_minor": 6_000}));
+    t.check_around();
+    t.board("Kc Qd 5s");
+    t.act(json!({"action": "bet", "seat": 2, "to_minor": 10_000}));
+    assert!(t.ledger.pot > 0);
+    let refused = t.refuse(
+        json!({"action": "void_hand", "reason": " "}),
+        "bad_void_reason",
+    );
+    assert_eq!(
+        refused["clause"],
+        "Nesrovnalosti, které mohou nastat v průběhu hry"
+    );
+    // The table cannot close with chips in play.
+    let close = |room: &Room| {
+        room.server.post(
+            &room.op,
+            "/v1/tables/c40-floor/close",
+            json!({"reason": "end of the session"}),
+        )
+    };
+    let (s, b) = close(&room);
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (422, Some("chips_at_table")),
+        "{b}"
+    );
+    let fx = t.act(json!({"action": "void_hand", "reason": "the shuffler jammed and the deck cannot be reconstructed"}));
+    let void = effect(&fx, "hand_voided");
+    assert_eq!(
+        void["reason"],
+        json!({"by": "floor_decision", "reason": "the shuffler jammed and the deck cannot be reconstructed"})
+    );
+    assert_eq!(
+        void["clause"],
+        "Nesrovnalosti, které mohou nastat v průběhu hry"
+    );
+    let mut returned: Vec<(u64, i64)> = void["returned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (seat_of(s), minor(&s["amount_minor"])))
+        .collect();
+    returned.sort_unstable();
+    assert_eq!(
+        returned,
+        vec![(1, 6_000), (2, 16_000), (3, 6_000), (4, 6_000)]
+    );
+    for s in 1..=4 {
+        assert_eq!(t.stack(s), BUY_IN, "seat {s} has every chip back");
+    }
+    assert!(t.get()["game"]["hand"].is_null());
+    // Every player cashes out; the table closes.
+    for s in 1..=4 {
+        t.act(json!({"action": "leave", "seat": s}));
+    }
+    let (s, b) = close(&room);
+    assert_eq!(s, 200, "{b}");
+    // The log verifies and `pitboss replay` re-derives every action's effects.
+    let auditor = room.server.create_key(ADMIN_KEY, "auditor", None);
+    let (s, export) = room.server.get_text(Some(&auditor), "/v1/audit/export");
+    assert_eq!(s, 200);
+    assert!(export.contains("\"floor_decision\""));
+    let out = crate::replay::replay_command(&export, short_decision_plans());
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn a_floor_decision_voids_the_hand_and_the_table_can_close_sqlite() {
+    a_floor_decision_voids_the_hand_and_the_table_can_close(Backend::Sqlite);
+}
+
+#[test]
+fn a_floor_decision_voids_the_hand_and_the_table_can_close_postgres() {
+    a_floor_decision_voids_the_hand_and_the_table_can_close(Backend::Postgres);
+}

@@ -233,3 +233,21 @@ pub fn added_stakes(reply: &Value, player: &str) -> i64 {
         })
         .unwrap_or(0)
 }
+
+/// A reply's input that dealt the dealer's hole card face down (its card withheld from the
+/// operator until the dealer plays).
+pub fn is_hidden_hole_card(input: &Value) -> bool {
+    input["hole_card_hidden"] == true
+}
+
+/// The cards of a finished round in dealing order, as its `GET` shows them once the dealer has
+/// played (the hole card a reply withheld included).
+pub fn dealt_of_finished(ctx: &Ctx, round: &str) -> Vec<String> {
+    let r = ctx.round(round);
+    r["blackjack"]["play"]["dealt"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{round}: {r}"))
+        .iter()
+        .map(|c| c.as_str().expect("card").to_string())
+        .collect()
+}

@@ -24,7 +24,7 @@ fn replayed_rounds(
 ) -> std::collections::BTreeMap<String, String> {
     let (s, export) = server.get_text(Some(auditor), "/v1/audit/export");
     assert_eq!(s, 200);
-    let (plans, _) = pitboss::plan::PlanSet::load_dir(&crate::source::plans_dir());
+    let (plans, _) = pitboss::plan::PlanSet::load_dir(&crate::source::rng_plans_dir());
     let mut state = pitboss::round::State::default();
     for line in export.lines().skip(1) {
         let v: Value = serde_json::from_str(line).expect("line");

@@ -11,7 +11,7 @@ use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
 
 fn start(storage: &Storage, retention_s: &str) -> TestServer {
     TestServer::spawn(
-        &crate::source::plans_dir(),
+        &crate::source::rng_plans_dir(),
         storage,
         &[
             ("PITBOSS_ADMIN_KEY", ADMIN_KEY),

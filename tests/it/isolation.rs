@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
 
 fn plans() -> std::path::PathBuf {
-    crate::source::plans_dir()
+    crate::source::rng_plans_dir()
 }
 
 fn start(storage: &Storage, env: &[(&str, &str)]) -> TestServer {

@@ -28,6 +28,7 @@ mod plan_cli;
 mod plan_format;
 mod plan_player_games;
 mod plan_roulette;
+mod protect;
 mod readme;
 mod regulator;
 mod replay;

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::server::TestServer;
 
 pub fn exported_log_verifies_and_replays(server: &TestServer, auditor: &str) {
-    exported_log_verifies_and_replays_on(server, auditor, &crate::source::plans_dir());
+    exported_log_verifies_and_replays_on(server, auditor, &crate::source::rng_plans_dir());
 }
 
 /// The same, for a server started on another plan directory (a copy of the plans with a

@@ -121,7 +121,7 @@ impl TestServer {
     /// Starts the service on the committed plans with the given storage (reusable across restarts).
     pub fn on(storage: &Storage) -> TestServer {
         TestServer::spawn(
-            &crate::source::plans_dir(),
+            &crate::source::rng_plans_dir(),
             storage,
             &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)],
         )

@@ -229,9 +229,75 @@ fn every_game_heading_of_002_has_a_limits_table() {
     }
 }
 
+/// A live-only plan's text (002's plans, § 3(1)) rewritten to allow RNG too: the test copies
+/// of the plans, on which the tests of RNG rounds play. Other plans are returned unchanged.
+pub fn test_plan_text(text: &str) -> String {
+    if !text.contains("\nmodes_clause = ") {
+        return text.to_string();
+    }
+    text.lines()
+        .filter(|l| !l.starts_with("modes_clause = "))
+        .map(|l| {
+            if l.starts_with("modes = [\"live\"]") {
+                "modes = [\"live\", \"rng\"]   # test copy: RNG allowed".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .map(|l| l + "\n")
+        .collect()
+}
+
+/// The test copies of the committed plans (see [`test_plan_text`]), written once under the
+/// build's temporary directory and named by their content: what every test server runs on
+/// unless it needs the committed plans themselves (the refusal of RNG on a live-only plan).
+pub fn rng_plans_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::hash::{Hash, Hasher};
+        let src = plans_dir();
+        let mut files: Vec<(String, String)> = std::fs::read_dir(&src)
+            .expect("plans")
+            .map(|e| e.expect("entry"))
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .filter(|n| n.ends_with(".toml"))
+            .map(|n| {
+                let text = std::fs::read_to_string(src.join(&n)).expect("plan");
+                (n, test_plan_text(&text))
+            })
+            .collect();
+        files.sort();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        files.hash(&mut h);
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let dir = base.join(format!("test-plans-{:016x}", h.finish()));
+        if dir.join("sources").exists() {
+            return dir;
+        }
+        // Written aside and renamed: concurrent test processes never see half a directory.
+        let tmp = tempfile::tempdir_in(&base).expect("temp dir");
+        std::fs::create_dir(tmp.path().join("sources")).expect("sources dir");
+        for e in std::fs::read_dir(src.join("sources")).expect("sources") {
+            let e = e.expect("entry");
+            std::fs::copy(e.path(), tmp.path().join("sources").join(e.file_name())).expect("copy");
+        }
+        for (name, text) in &files {
+            std::fs::write(tmp.path().join(name), text).expect("write plan");
+        }
+        let tmp = tmp.keep();
+        if std::fs::rename(&tmp, &dir).is_err() {
+            // Another process renamed its copy first: the same content.
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        dir
+    })
+    .clone()
+}
+
 /// A copy of the committed plans (and their source documents) with text replaced in some plan
 /// files: for a test that needs, say, a shorter decision time. `edits` pairs a plan file with
-/// its `(from, to)` replacements; each `from` must occur.
+/// its `(from, to)` replacements; each `from` must occur. Like [`rng_plans_dir`], live-only
+/// plans are test copies that allow RNG.
 pub fn plans_with(edits: &[(&str, &[(&str, &str)])]) -> tempfile::TempDir {
     let plans = tempfile::tempdir().expect("temp dir");
     let src = plans_dir();
@@ -246,7 +312,7 @@ pub fn plans_with(edits: &[(&str, &[(&str, &str)])]) -> tempfile::TempDir {
         if !name.ends_with(".toml") {
             continue;
         }
-        let mut text = std::fs::read_to_string(e.path()).expect("plan");
+        let mut text = test_plan_text(&std::fs::read_to_string(e.path()).expect("plan"));
         for (_, replace) in edits.iter().filter(|(file, _)| *file == name) {
             for (from, to) in *replace {
                 assert!(text.contains(from), "{name} holds no {from:?}");

@@ -165,7 +165,7 @@ fn a_voided_rng_round_reveals_its_seed_which_hashes_to_its_commitment() {
     assert_eq!(voids, 3);
     // The export verifies, and the replay checks each seed against its commitment.
     exported_log_verifies_and_replays(&ctx.server, &ctx.auditor);
-    let out = replay_command(&export, &crate::source::plans_dir());
+    let out = replay_command(&export, &crate::source::rng_plans_dir());
     assert!(
         out.stdout.contains("3 voids") && out.stdout.contains("3 RNG seeds checked"),
         "{}",
@@ -259,7 +259,7 @@ fn a_settlement_altered_and_re_signed_with_the_operators_key_verifies_but_replay
     let key_pem =
         std::fs::read_to_string(storage.data_dir().join("signing-key.pem")).expect("key file");
     let (_, public_pem) = ctx.server.get_text(None, "/v1/audit/public-key");
-    let plans = crate::source::plans_dir();
+    let plans = crate::source::rng_plans_dir();
 
     // Untouched, re-sealed: identical bytes (the re-sealing is faithful).
     assert_eq!(reseal(&export, &key_pem, |_, _, _| {}), export);
@@ -468,7 +468,7 @@ fn the_consistency_endpoint_agrees_with_an_independent_rfc6962_on_every_pair_up_
 fn serve_refuses(args: &[&str], data_dir: &Path) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_pitboss"))
         .arg("--plans")
-        .arg(crate::source::plans_dir())
+        .arg(crate::source::rng_plans_dir())
         .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
         .args(args)

@@ -526,6 +526,31 @@ impl<'p> BlackjackEngine<'p> {
         self.next_of(self.stage(state))
     }
 
+    /// Where the dealer's hole card lies in `state.dealt` while it is face down ("skrytá
+    /// karta krupiéra", turned "v momentu, kdy na něj přijde řada, tj. po odehrání všech
+    /// sázejících"): dealt in the first pass, and the insurance offer or a player still to
+    /// act. `None` for a dealer without a hole card, before it is dealt, and once the dealer
+    /// plays or the round is complete (a peeked blackjack ends it).
+    pub fn hidden_hole_card(&self, state: &RoundState) -> Option<usize> {
+        if self.dealer_first_pass_cards() != 2 || state.dealer.len() < 2 {
+            return None;
+        }
+        let hands = if self.is_common_hand() {
+            1
+        } else {
+            state.positions.len()
+        };
+        let at = 2 * hands + 1;
+        match self.next_step(state) {
+            Next::Insurance
+            | Next::Decision { .. }
+            | Next::Card {
+                to: CardTo::Hand { .. } | CardTo::CommonHand,
+            } => (state.dealt.len() > at).then_some(at),
+            Next::Card { to: CardTo::Dealer } | Next::Complete => None,
+        }
+    }
+
     #[inline]
     fn next_of(&self, stage: Stage) -> Next {
         match stage {

@@ -110,6 +110,8 @@ pub mod code {
     pub const HAND_IN_PROGRESS: &str = "hand_in_progress";
     /// A hand action with no hand being played.
     pub const NO_HAND: &str = "no_hand";
+    /// A floor decision's void without its reason (1–500 characters).
+    pub const BAD_VOID_REASON: &str = "bad_void_reason";
     /// Fewer than two players ready to be dealt in.
     pub const NOT_ENOUGH_PLAYERS: &str = "not_enough_players";
     /// The button must be drawn for before the next hand (a new game, or one that cannot go
@@ -305,6 +307,13 @@ pub enum Action {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         seat: Option<SeatNo>,
     },
+    /// A floor decision: the hand cannot be completed (for a reason the lists do not name)
+    /// and is void; every chip put into it goes back to its owner, as for the document's
+    /// voiding irregularities ("všechny úkony jsou neplatné a všechny žetony se vrací svým
+    /// původním majitelům").
+    VoidHand {
+        reason: String,
+    },
 }
 
 // ----- Effects -----
@@ -389,11 +398,19 @@ pub struct Share {
 }
 
 /// Why a hand was voided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum VoidReason {
-    Misdeal { cause: MisdealKind },
-    Irregularity { kind: IrregularityKind },
+    Misdeal {
+        cause: MisdealKind,
+    },
+    Irregularity {
+        kind: IrregularityKind,
+    },
+    /// A floor decision, with its reason ([`Action::VoidHand`]).
+    FloorDecision {
+        reason: String,
+    },
 }
 
 /// Who shows first and why ("Showdown" 6. and 7.).
@@ -994,7 +1011,31 @@ impl<'p> PokerRoomEngine<'p> {
             Action::Muck { seat } => self.show(t, *seat, false, fx),
             Action::Misdeal { cause } => self.misdeal(t, *cause, fx),
             Action::Irregularity { kind, seat } => self.irregularity(t, *kind, *seat, fx),
+            Action::VoidHand { reason } => self.floor_void(t, reason, fx),
         }
+    }
+
+    /// A floor decision voids the hand being played: every chip back to its owner, under the
+    /// plan's error policy.
+    fn floor_void(&self, t: &mut Table, reason: &str, fx: &mut Vec<Effect>) -> Result<(), Refusal> {
+        let clause = &self.plan.policies.error.clause;
+        if reason.trim().is_empty() || reason.chars().count() > 500 {
+            return Err(self.refuse(
+                code::BAD_VOID_REASON,
+                "a floor decision voiding the hand states its reason (1–500 characters)",
+                clause,
+            ));
+        }
+        self.hand_in_progress(t)?;
+        self.void_hand(
+            t,
+            VoidReason::FloorDecision {
+                reason: reason.to_string(),
+            },
+            clause,
+            fx,
+        );
+        Ok(())
     }
 
     /// What the table waits for.
