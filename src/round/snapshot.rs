@@ -69,6 +69,16 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 impl State {
     /// The live state as of `covers` entries, as bytes (deterministic).
     pub fn snapshot(&self, covers: u64) -> Vec<u8> {
+        // Every field of the state is named here: a field added to `State` and not to the
+        // snapshot is a compile error, not a snapshot that silently forgets it.
+        let State {
+            tables: _,
+            rounds: _,
+            plans_logged: _,
+            approvals: _,
+            paused: _,
+            registrations: _,
+        } = self;
         let tables = self
             .tables
             .values()

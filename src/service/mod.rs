@@ -1186,11 +1186,13 @@ impl Writer {
             .expect("a batch prepared on this appender commits");
         self.tiles = tiles;
         self.snapshot_size = self.appender.size();
-        self.metrics.snapshots.fetch_add(1, Ordering::Relaxed);
+        // Counted next to the log's size, so that a reader can discount snapshot entries
+        // (the two are separate counters: a scrape may fall between the two stores).
+        self.metrics.snapshots.fetch_add(1, Ordering::SeqCst);
         self.metrics.snapshot_bytes.store(n, Ordering::Relaxed);
         self.metrics
             .log_entries
-            .store(self.appender.size(), Ordering::Relaxed);
+            .store(self.appender.size(), Ordering::SeqCst);
         Ok(())
     }
 

@@ -484,7 +484,7 @@ fn operator_commands_declare_the_idempotency_key_the_server_demands() {
             "POST {path} without an Idempotency-Key: {b}"
         );
     }
-    assert_eq!(commands, 12, "the operator commands");
+    assert_eq!(commands, 14, "the operator commands");
     // And those without it need none.
     let (s, b) = api.call(
         "POST",

@@ -280,7 +280,7 @@ fn metrics_count_the_requests_made(backend: Backend) {
         .join(format!("pitboss-observe-{:016x}.log", rand_u64()));
     let log = std::fs::File::create(&log_path).expect("log file");
     let server = TestServer::spawn_logging(
-        &crate::source::plans_dir(),
+        &crate::source::rng_plans_dir(),
         storage.data_dir(),
         storage.pg.as_ref().map(|pg| pg.url.as_str()),
         &[
@@ -543,7 +543,7 @@ fn a_full_disk_fails_readiness_answers_503_loses_nothing_and_recovers() {
     };
     let data = tmpfs.0.join("data");
     let server = TestServer::spawn_in(
-        &crate::source::plans_dir(),
+        &crate::source::rng_plans_dir(),
         &data,
         None,
         &[
@@ -810,7 +810,7 @@ fn postgres_out_of_reach_answers_within_5s_loses_nothing_and_resumes() {
     let url = format!("postgres://127.0.0.1:{}/{}", proxy.port, pg.name);
     let data = tempfile::tempdir().expect("data dir");
     let server = TestServer::spawn_in(
-        &crate::source::plans_dir(),
+        &crate::source::rng_plans_dir(),
         data.path(),
         Some(&url),
         // The default deadline, which the other tests raise.
@@ -1074,7 +1074,7 @@ fn readiness_fails_while_the_start_up_replay_runs() {
     }
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pitboss"))
         .arg("--plans")
-        .arg(crate::source::plans_dir())
+        .arg(crate::source::rng_plans_dir())
         .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
         .arg(storage.data_dir())
         .env_remove("DATABASE_URL")

@@ -759,7 +759,7 @@ fn exceptions_name_their_actor(backend: Backend) {
     let auditor = server.create_key(ADMIN_KEY, "auditor", None);
     let (s, export) = server.get_text(Some(&auditor), "/v1/audit/export");
     assert_eq!(s, 200);
-    let r = crate::replay::replay_command(&export, &crate::source::plans_dir());
+    let r = crate::replay::replay_command(&export, &crate::source::rng_plans_dir());
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
 }
 
@@ -860,7 +860,11 @@ fn tables_carry_their_registration_postgres() {
 /// --daily-summary` computes from the export; its figures are the day's.
 fn the_daily_summary_equals_the_replays(backend: Backend) {
     let storage = Storage::new(backend);
-    let server = TestServer::on(&storage);
+    let server = TestServer::spawn(
+        &crate::source::plans_dir(),
+        &storage,
+        &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)],
+    );
     let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
     let auditor = server.create_key(ADMIN_KEY, "auditor", None);
     open_roulette(&server, &op, "t1");

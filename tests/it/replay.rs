@@ -131,7 +131,7 @@ pub fn replay_command(export: &str, plans_dir: &std::path::Path) -> CommandOutpu
 pub fn exported_log_verifies_and_replays_if_settled(server: &TestServer, auditor: &str) {
     let (s, export) = server.get_text(Some(auditor), "/v1/audit/export");
     assert_eq!(s, 200, "{export}");
-    let out = replay_command(&export, &crate::source::plans_dir());
+    let out = replay_command(&export, &crate::source::rng_plans_dir());
     assert_eq!(out.code, 0, "pitboss replay: {}{}", out.stdout, out.stderr);
     assert!(out.stdout.starts_with("OK "), "{}", out.stdout);
 }

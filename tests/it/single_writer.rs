@@ -14,7 +14,7 @@ use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
 fn second_serve(storage: &Storage) -> (Option<i32>, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pitboss"));
     cmd.arg("--plans")
-        .arg(crate::source::plans_dir())
+        .arg(crate::source::rng_plans_dir())
         .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
         .arg(storage.data_dir())
         .env_remove("DATABASE_URL")

@@ -21,7 +21,7 @@ fn gauge(server: &TestServer, name: &str) -> u64 {
 
 fn start(storage: &Storage) -> TestServer {
     TestServer::spawn(
-        &crate::source::plans_dir(),
+        &crate::source::rng_plans_dir(),
         storage,
         &[
             ("PITBOSS_ADMIN_KEY", ADMIN_KEY),
@@ -37,7 +37,7 @@ fn replayed_tables(
 ) -> std::collections::BTreeMap<String, String> {
     let (s, export) = server.get_text(Some(auditor), "/v1/audit/export");
     assert_eq!(s, 200);
-    let (plans, _) = pitboss::plan::PlanSet::load_dir(&crate::source::plans_dir());
+    let (plans, _) = pitboss::plan::PlanSet::load_dir(&crate::source::rng_plans_dir());
     let mut state = pitboss::round::State::default();
     for line in export.lines().skip(1) {
         let v: Value = serde_json::from_str(line).expect("line");
@@ -282,7 +282,7 @@ fn a_clean_stop_after_a_tail_replay_stores_a_snapshot(backend: Backend) {
     let storage = Storage::new(backend);
     let start_rare = || {
         TestServer::spawn(
-            &crate::source::plans_dir(),
+            &crate::source::rng_plans_dir(),
             &storage,
             &[
                 ("PITBOSS_ADMIN_KEY", ADMIN_KEY),
