@@ -28,6 +28,7 @@ const SCAN: i64 = 5_000;
 #[serde(deny_unknown_fields)]
 pub struct TablesQuery {
     /// The `next` of the previous page (a sequence number of the log).
+    #[param(maximum = 9_007_199_254_740_991_u64)]
     pub after: Option<u64>,
     /// Items per page, 1–1000 (default 100).
     pub limit: Option<u32>,
@@ -67,6 +68,7 @@ pub struct TableList {
 #[serde(deny_unknown_fields)]
 pub struct RoundsQuery {
     /// The `next` of the previous page (a sequence number of the log).
+    #[param(maximum = 9_007_199_254_740_991_u64)]
     pub after: Option<u64>,
     /// Items per page, 1–1000 (default 100).
     pub limit: Option<u32>,
@@ -114,8 +116,18 @@ fn limit_of(limit: Option<u32>) -> Result<u32, Problem> {
     }
 }
 
-fn cursor(after: Option<u64>) -> i64 {
-    after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX))
+/// The largest sequence number of the log format (audit/FORMAT.md §1.1).
+const MAX_SEQ: u64 = (1 << 53) - 1;
+
+fn cursor(after: Option<u64>) -> Result<i64, Problem> {
+    match after {
+        None => Ok(-1),
+        Some(a) if a <= MAX_SEQ => Ok(a as i64),
+        Some(a) => Err(Problem::bad_request(
+            "malformed_query",
+            format!("after: {a} is beyond the largest sequence number, {MAX_SEQ}"),
+        )),
+    }
 }
 
 /// The caller's tables (an operator's own; every table for the roles that read everything),
@@ -141,7 +153,7 @@ pub async fn list_tables(
 ) -> Result<HttpResponse, Problem> {
     let limit = limit_of(q.limit)?;
     let operator = (!caller.reads_all()).then(|| caller.operator.clone().unwrap_or_default());
-    let after = cursor(q.after);
+    let after = cursor(q.after)?;
     let open_filter = q.open;
     let svc = state.clone();
     let page = web::block(move || -> Result<TableList, StoreError> {
@@ -274,6 +286,7 @@ pub async fn list_rounds(
     let limit = limit_of(q.limit)?;
     let table = path.into_inner();
     let q = q.into_inner();
+    let first = cursor(q.after)?;
     let svc = state.clone();
     let absent = || Problem::not_found("table_not_found", "no such table");
     let page = web::block(move || -> Result<Option<RoundList>, StoreError> {
@@ -292,7 +305,7 @@ pub async fn list_rounds(
         let ts = |t: chrono::DateTime<chrono::Utc>| {
             t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
         };
-        let mut at = cursor(q.after);
+        let mut at = first;
         let mut rounds = Vec::new();
         let mut scanned = 0i64;
         loop {
