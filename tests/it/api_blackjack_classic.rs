@@ -673,8 +673,12 @@ fn czech_a_round_with_one_player_is_not_dealt_and_its_void_returns_the_stake() {
             assert_eq!(credited(&settled, "p1"), paid(plan, "main", "win", 1000));
             assert_eq!(credited(&settled, "p2"), 0, "11 loses to 17");
         } else {
+            // A random deal may finish the round at once (a dealer's or both players'
+            // blackjack); only a round still in play is voided.
             ok(ctx.deal(&round));
-            ctx.void(&round, "end of test");
+            if ctx.round(&round)["phase"] != "settled" {
+                ctx.void(&round, "end of test");
+            }
         }
     }
     ctx.verify_export();
