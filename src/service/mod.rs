@@ -2269,22 +2269,7 @@ impl Writer {
                 connected,
             } => match state.decide_connection(op, table, player, *connected, now) {
                 Ok(events) => {
-                    let refunds = events
-                        .iter()
-                        .filter_map(|e| match e {
-                            Event::BetRefunded {
-                                bet,
-                                player,
-                                refund_minor,
-                                ..
-                            } => Some(Refund {
-                                bet: bet.clone(),
-                                player: player.clone(),
-                                refund_minor: *refund_minor,
-                            }),
-                            _ => None,
-                        })
-                        .collect();
+                    let refunds = refunds_of(&events);
                     let automatic_decisions = events
                         .iter()
                         .filter(|e| matches!(e, Event::DecisionTaken { .. }))
@@ -2824,9 +2809,9 @@ fn state_approval_reply(events: &[Event]) -> Value {
     }
 }
 
-/// The reply to stakes returned before settlement (a partial void, a withdrawal).
-fn refunds_body(round: &str, reason: Option<&str>, events: &[Event]) -> RoundOutcome {
-    let refunds: Vec<Refund> = events
+/// The stakes the `bet_refunded` events among `events` return.
+fn refunds_of(events: &[Event]) -> Vec<Refund> {
+    events
         .iter()
         .filter_map(|e| match e {
             Event::BetRefunded {
@@ -2841,7 +2826,12 @@ fn refunds_body(round: &str, reason: Option<&str>, events: &[Event]) -> RoundOut
             }),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// The reply to stakes returned before settlement (a partial void, a withdrawal).
+fn refunds_body(round: &str, reason: Option<&str>, events: &[Event]) -> RoundOutcome {
+    let refunds = refunds_of(events);
     RoundOutcome {
         round: round.to_string(),
         reason: reason.map(str::to_string),
