@@ -8,15 +8,6 @@ use serde_json::{json, Value};
 
 use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
 
-fn gauge(server: &TestServer, name: &str) -> u64 {
-    let (_, text) = server.get_text(None, "/metrics");
-    text.lines()
-        .find(|l| l.starts_with(&format!("{name} ")))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no {name}"))
-}
-
 /// The state of every round as the replay of the export folds it (no eviction there).
 fn replayed_rounds(
     server: &TestServer,
@@ -108,8 +99,8 @@ fn finished_rounds_are_read_from_the_store(backend: Backend) {
     // One round stays open: it alone is in memory.
     let (s, b) = server.post(&op, "/v1/tables/t1/rounds", json!({}));
     assert_eq!(s, 201, "{b}");
-    assert_eq!(gauge(&server, "pitboss_rounds_in_memory"), 1);
-    assert_eq!(gauge(&server, "pitboss_tables_in_memory"), 2);
+    assert_eq!(server.metric("pitboss_rounds_in_memory"), 1);
+    assert_eq!(server.metric("pitboss_tables_in_memory"), 2);
 
     let finished = ["t1.1", "t1.2", "t1.3", "b1.1"];
     let replayed = replayed_rounds(&server, &auditor);
@@ -161,7 +152,7 @@ fn finished_rounds_are_read_from_the_store(backend: Backend) {
     assert_eq!(s, 409, "{b}");
     assert_eq!(b["code"], "out_of_order");
     assert_eq!(
-        gauge(&server, "pitboss_rounds_in_memory"),
+        server.metric("pitboss_rounds_in_memory"),
         1,
         "faulted-in rounds leave again"
     );
@@ -169,7 +160,7 @@ fn finished_rounds_are_read_from_the_store(backend: Backend) {
     // After a restart: the same bytes.
     server.kill();
     let server = TestServer::on(&storage);
-    assert_eq!(gauge(&server, "pitboss_rounds_in_memory"), 1);
+    assert_eq!(server.metric("pitboss_rounds_in_memory"), 1);
     let after = read(&server, &op);
     // The recall now also holds the refusals just logged; the round and settlement are equal.
     for ((r, a), (_, b)) in before.iter().zip(&after) {

@@ -351,14 +351,8 @@ fn send(
 fn log_size(server: &TestServer) -> u64 {
     let (s, text) = server.get_text(None, "/metrics");
     assert_eq!(s, 200);
-    let value = |name: &str| -> u64 {
-        text.lines()
-            .find(|l| l.starts_with(&format!("{name} ")))
-            .and_then(|l| l.rsplit(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no {name}"))
-    };
-    value("pitboss_log_entries") - value("pitboss_snapshots_total")
+    crate::server::metric_in(&text, "pitboss_log_entries")
+        - crate::server::metric_in(&text, "pitboss_snapshots_total")
 }
 
 /// The round's logged entries (kind, payload), in order, read from the database.
@@ -604,8 +598,8 @@ fn sigkill_scenario(backend: Backend, kills: usize) {
         server = TestServer::on(&storage);
         // Snapshots were written while the clients ran (the test servers store one every
         // 40 entries): the start read the latest and replayed only the log after it.
-        let size = metric(&server, "pitboss_log_entries");
-        let replayed = metric(&server, "pitboss_start_replayed_entries");
+        let size = server.metric("pitboss_log_entries");
+        let replayed = server.metric("pitboss_start_replayed_entries");
         if size > 2_000 {
             assert!(
                 replayed < size,
@@ -655,15 +649,6 @@ fn sigkill_scenario(backend: Backend, kills: usize) {
         "the clients made progress"
     );
     assert!(snapshots_seen, "some restart started from a snapshot");
-}
-
-fn metric(server: &TestServer, name: &str) -> u64 {
-    let (_, text) = server.get_text(None, "/metrics");
-    text.lines()
-        .find(|l| l.starts_with(&format!("{name} ")))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no {name}"))
 }
 
 #[test]

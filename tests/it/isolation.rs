@@ -424,16 +424,6 @@ fn another_operators_attempts_stay_out_of_the_history_and_reveal_nothing_postgre
     another_operators_attempts_stay_out_of_the_history_and_reveal_nothing(Backend::Postgres);
 }
 
-fn metric(server: &TestServer, line_prefix: &str) -> u64 {
-    let (s, text) = server.get_text(None, "/metrics");
-    assert_eq!(s, 200);
-    text.lines()
-        .find(|l| l.starts_with(line_prefix))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no {line_prefix} in {text}"))
-}
-
 /// A burst beyond a key's rate is answered 429 with `Retry-After`; after waiting, the key is
 /// served normally. Failed sign-ins from one address are throttled while valid keys from it
 /// keep working; the open-table, key and refusal-log quotas answer 429; `/metrics` counts it.
@@ -564,14 +554,11 @@ fn limits_answer_429_and_service_resumes(backend: Backend) {
         "operator_refusal_log_bytes_per_s",
     ] {
         assert!(
-            metric(
-                &server,
-                &format!("pitboss_throttled_total{{limit=\"{limit}\"}}")
-            ) >= 1,
+            server.metric(&format!("pitboss_throttled_total{{limit=\"{limit}\"}}")) >= 1,
             "{limit}"
         );
     }
-    assert!(metric(&server, "pitboss_refusals_unlogged_total") >= 1);
+    assert!(server.metric("pitboss_refusals_unlogged_total") >= 1);
 }
 
 #[test]

@@ -637,17 +637,6 @@ fn a_player_withdraws_bets_before_betting_closes_where_the_plan_allows_postgres(
 
 // ----- 3. payout deadlines ------------------------------------------------------------------
 
-fn metric(h: &House, name: &str) -> i64 {
-    let (s, text) = h.server.get_text(None, "/metrics");
-    assert_eq!(s, 200);
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .unwrap_or_else(|| panic!("{name} in {text}"))
-        .trim()
-        .parse()
-        .expect("a count")
-}
-
 fn winnings_carry_a_due_date_and_their_payment_is_confirmed(backend: Backend) {
     let storage = Storage::new(backend);
     let h = House::start(&storage);
@@ -716,8 +705,8 @@ fn winnings_carry_a_due_date_and_their_payment_is_confirmed(backend: Backend) {
         (404, Some("payout_not_found")),
         "{b}"
     );
-    assert_eq!(metric(&h, "pitboss_payouts_outstanding"), 1);
-    assert_eq!(metric(&h, "pitboss_payouts_overdue"), 0);
+    assert_eq!(h.server.metric("pitboss_payouts_outstanding"), 1);
+    assert_eq!(h.server.metric("pitboss_payouts_overdue"), 0);
 
     // Refusals: no reference; nothing owed to p2.
     let b = refused(
@@ -758,7 +747,7 @@ fn winnings_carry_a_due_date_and_their_payment_is_confirmed(backend: Backend) {
         overdue(&h.op, &format!("?as_of={later}"))["overdue"],
         json!([])
     );
-    assert_eq!(metric(&h, "pitboss_payouts_outstanding"), 0);
+    assert_eq!(h.server.metric("pitboss_payouts_outstanding"), 0);
     // The recall holds the confirmation.
     let recall = h.get(&h.op, &format!("/v1/rounds/{round}/recall"));
     let logged: Vec<&Value> = recall["entries"]

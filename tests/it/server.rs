@@ -298,6 +298,14 @@ impl TestServer {
         b["key"].as_str().expect("key").to_string()
     }
 
+    /// One value of `/metrics` (a sample without labels, or `name{labels}` as printed).
+    #[allow(dead_code)]
+    pub fn metric(&self, name: &str) -> u64 {
+        let (s, text) = self.get_text(None, "/metrics");
+        assert_eq!(s, 200);
+        metric_in(&text, name)
+    }
+
     /// The server's process id.
     #[allow(dead_code)]
     pub fn pid(&self) -> u32 {
@@ -324,6 +332,15 @@ impl TestServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// One value of a `/metrics` text (see [`TestServer::metric`]).
+#[allow(dead_code)]
+pub fn metric_in(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in /metrics:\n{text}"))
 }
 
 /// Reads a reply and checks it against the OpenAPI description ([`crate::spec::check_reply`]).

@@ -10,15 +10,6 @@ use serde_json::{json, Value};
 
 use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
 
-fn gauge(server: &TestServer, name: &str) -> u64 {
-    let (_, text) = server.get_text(None, "/metrics");
-    text.lines()
-        .find(|l| l.starts_with(&format!("{name} ")))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no {name}"))
-}
-
 fn start(storage: &Storage) -> TestServer {
     TestServer::spawn(
         &crate::source::rng_plans_dir(),
@@ -139,7 +130,7 @@ fn snapshots_and_closed_tables(backend: Backend) {
         json!({"reason": "end of shift"}),
     );
     assert_eq!(s, 200, "{b}");
-    assert_eq!(gauge(&server, "pitboss_tables_in_memory"), 2);
+    assert_eq!(server.metric("pitboss_tables_in_memory"), 2);
     let (s, closed) = server.get_text(Some(&op), "/v1/tables/c1");
     assert_eq!(s, 200, "{closed}");
     assert_eq!(
@@ -170,7 +161,7 @@ fn snapshots_and_closed_tables(backend: Backend) {
     assert_eq!(refused[2].1, json!("table_closed"), "{refused:?}");
     assert_eq!(refused[3], (404, json!("table_not_found")));
     assert_eq!(
-        gauge(&server, "pitboss_tables_in_memory"),
+        server.metric("pitboss_tables_in_memory"),
         2,
         "a closed table read back for a command leaves again"
     );
@@ -197,7 +188,7 @@ fn snapshots_and_closed_tables(backend: Backend) {
         json!({"bets": [{"player": "p1", "bet": "red_black", "field": "red", "stake_minor": 700}]}),
     );
     assert_eq!(s, 200, "{b}");
-    assert!(gauge(&server, "pitboss_snapshots_total") >= 1);
+    assert!(server.metric("pitboss_snapshots_total") >= 1);
     let before = reads(&server, &op);
     let round_before = server.get_text(Some(&op), "/v1/rounds/b1.5");
 
@@ -205,7 +196,7 @@ fn snapshots_and_closed_tables(backend: Backend) {
     server.terminate();
     let mut server = start(&storage);
     assert!(
-        gauge(&server, "pitboss_start_replayed_entries") <= 1,
+        server.metric("pitboss_start_replayed_entries") <= 1,
         "a start after a clean stop replays nothing but the snapshot's entry"
     );
     assert_eq!(reads(&server, &op), before);
@@ -224,7 +215,7 @@ fn snapshots_and_closed_tables(backend: Backend) {
         json!({"type": "cards", "cards": [{"to": "player_1", "card": "Kd"}]}),
     );
     assert_eq!(b["code"], "card_not_in_shoe", "{s} {b}");
-    let entries = gauge(&server, "pitboss_log_entries");
+    let entries = server.metric("pitboss_log_entries");
 
     // A snapshot that does not check out is set aside: the start replays the whole log and
     // rebuilds the same state.
@@ -242,10 +233,10 @@ fn snapshots_and_closed_tables(backend: Backend) {
         assert_eq!(n, 1, "one snapshot is kept");
     }
     let server = start(&storage);
-    let size = gauge(&server, "pitboss_log_entries");
+    let size = server.metric("pitboss_log_entries");
     assert!(size >= entries);
     assert_eq!(
-        gauge(&server, "pitboss_start_replayed_entries"),
+        server.metric("pitboss_start_replayed_entries"),
         size,
         "a damaged snapshot is not used: the whole log is replayed"
     );
@@ -261,7 +252,7 @@ fn snapshots_and_closed_tables(backend: Backend) {
         );
         assert_eq!(s, 200, "{b}");
     }
-    assert!(gauge(&server, "pitboss_snapshots_total") >= 1);
+    assert!(server.metric("pitboss_snapshots_total") >= 1);
     crate::replay::exported_log_verifies_and_replays(&server, &auditor);
 }
 
@@ -300,7 +291,7 @@ fn a_clean_stop_after_a_tail_replay_stores_a_snapshot(backend: Backend) {
     assert_eq!(s, 201, "{b}");
     server.terminate();
     let mut server = start_rare();
-    assert!(gauge(&server, "pitboss_start_replayed_entries") <= 1);
+    assert!(server.metric("pitboss_start_replayed_entries") <= 1);
     let (s, b) = server.post(&op, "/v1/tables/t1/rounds", json!({}));
     assert_eq!(s, 201, "{b}");
     for n in 0..5 {
@@ -314,19 +305,19 @@ fn a_clean_stop_after_a_tail_replay_stores_a_snapshot(backend: Backend) {
     // A crash: the round and its bets are in no snapshot.
     server.kill();
     let mut server = start_rare();
-    let tail = gauge(&server, "pitboss_start_replayed_entries");
+    let tail = server.metric("pitboss_start_replayed_entries");
     assert!(
         tail > 5,
         "the start replayed the tail after the snapshot ({tail})"
     );
-    let entries = gauge(&server, "pitboss_log_entries");
+    let entries = server.metric("pitboss_log_entries");
     server.terminate();
     let server = start_rare();
     assert!(
-        gauge(&server, "pitboss_start_replayed_entries") <= 1,
+        server.metric("pitboss_start_replayed_entries") <= 1,
         "a clean stop after a tail replay stored a snapshot"
     );
-    assert_eq!(gauge(&server, "pitboss_log_entries"), entries + 1);
+    assert_eq!(server.metric("pitboss_log_entries"), entries + 1);
 }
 
 #[test]
