@@ -223,42 +223,30 @@ fn table_item(
     {
         let s = svc.service.state.read().expect("state lock");
         if let Some(t) = s.tables.get(id) {
-            return Ok(Some(TableItem {
-                table: t.table.clone(),
-                operator: t.operator.clone(),
-                plan: t.plan.clone(),
-                mode: t.mode,
-                open: t.open,
-                rounds: t.rounds,
-                current_round: t.current_round.clone(),
-                opened_at,
-            }));
+            return Ok(Some(table_item_of(t, opened_at)));
         }
     }
     let Some((_, _, body)) = crate::service::stored_table(c, id)? else {
         return Ok(None);
     };
-    #[derive(Deserialize)]
-    struct Closed {
-        table: String,
-        operator: String,
-        plan: String,
-        mode: crate::plan::model::Mode,
-        open: bool,
-        rounds: u64,
-        current_round: Option<String>,
-    }
-    let t: Closed = serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    Ok(Some(TableItem {
-        table: t.table,
-        operator: t.operator,
-        plan: t.plan,
+    let v: serde_json::Value =
+        serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let t = crate::round::TableState::from_stored(&svc.service.plans, v)
+        .map_err(StoreError::Corrupt)?;
+    Ok(Some(table_item_of(&t, opened_at)))
+}
+
+fn table_item_of(t: &crate::round::TableState, opened_at: String) -> TableItem {
+    TableItem {
+        table: t.table.clone(),
+        operator: t.operator.clone(),
+        plan: t.plan.clone(),
         mode: t.mode,
         open: t.open,
         rounds: t.rounds,
-        current_round: t.current_round,
+        current_round: t.current_round.clone(),
         opened_at,
-    }))
+    }
 }
 
 /// A table's rounds, in the order they were opened, optionally by phase and time.
