@@ -41,6 +41,7 @@ use crate::store::tiles::{write_tiles, TileRow, Tiles};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
 pub mod approval;
+mod committer;
 pub mod derived;
 pub mod exception;
 pub mod feed;
@@ -60,6 +61,9 @@ pub const MAX_BATCH_COMMANDS: usize = 1024;
 pub const QUEUE_CAPACITY: usize = 16_384;
 /// Checkpoints are signed at least this often while entries are pending.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
+/// How long the writer waits for more work, with a batch in flight, before it collects that
+/// batch's outcome.
+const IN_FLIGHT_POLL: Duration = Duration::from_millis(2);
 /// How long a request waits for the writer's answer by default; past it the request is
 /// answered 503 with its outcome unknown (a retry with the same Idempotency-Key tells).
 pub const SUBMIT_DEADLINE: Duration = Duration::from_secs(3);
@@ -508,6 +512,13 @@ struct Writer {
     require_registration: bool,
     /// The regulators' keys that sign offline approvals.
     regulator_keys: Vec<pitboss_audit::note::NoteVerifier>,
+    /// The committer's queue (see [`committer`]): at most one batch is in flight.
+    commits: SyncSender<committer::Commit>,
+    outcomes: Receiver<committer::Outcome>,
+    in_flight: bool,
+    /// The idempotent answers of the batch in flight, for a retry that arrives before it is
+    /// stored.
+    in_flight_answers: HashMap<(String, String), (String, Reply)>,
 }
 
 impl Service {
@@ -578,6 +589,18 @@ impl Service {
         let key_validity = Arc::new(RwLock::new(appender.keys().validity()));
         let pool = store::read_pool(&url, 4)?;
         let (tx, rx) = mpsc::sync_channel(QUEUE_CAPACITY);
+        let (commits, commit_rx) = mpsc::sync_channel(1);
+        let (outcome_tx, outcomes) = mpsc::sync_channel(1);
+        let committer = committer::Committer {
+            url: url.clone(),
+            conn: None,
+            fence: guard.token(),
+            metrics: metrics.clone(),
+            state: state.clone(),
+        };
+        std::thread::Builder::new()
+            .name("pitboss-committer".into())
+            .spawn(move || committer.run(commit_rx, outcome_tx))?;
         let mut writer = Writer {
             conn,
             appender,
@@ -604,6 +627,10 @@ impl Service {
             require_approval: options.regulator.require_approval,
             require_registration: options.regulator.require_registration,
             regulator_keys,
+            commits,
+            outcomes,
+            in_flight: false,
+            in_flight_answers: HashMap::new(),
         };
         // The log's size right after the snapshot this start read (0 without one). Not the
         // log's size: the tail replayed at start is in no snapshot yet, so a clean stop with no
@@ -1013,6 +1040,9 @@ fn load_seeds(
 struct Pending {
     job: Job,
     reply: Reply,
+    /// Whether the batch stores this answer as the command's idempotency record (not for an
+    /// answer repeated to a retry: that record exists, or is in the batch in flight).
+    record: bool,
 }
 
 impl Writer {
@@ -1059,7 +1089,7 @@ impl Writer {
             .map_err(|e| StartError::Replay(e.to_string()))?;
         let mut tiles = self.tiles.clone();
         let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
-        self.persist(&batch, &tile_rows, &Derived::default(), &[], &[], &[], now)
+        self.persist(&batch, &tile_rows, &Derived::default(), now)
             .map_err(StoreError::from)?;
         self.appender
             .commit(&batch)
@@ -1077,8 +1107,19 @@ impl Writer {
 
     fn run(&mut self, rx: Receiver<Msg>) {
         loop {
-            let first = match rx.recv_timeout(CHECKPOINT_INTERVAL) {
+            // With a batch in flight, wait only briefly for more work: an idle writer then
+            // collects the outcome (and answers a failed batch's commands) at once.
+            let wait = if self.in_flight {
+                IN_FLIGHT_POLL
+            } else {
+                CHECKPOINT_INTERVAL
+            };
+            let first = match rx.recv_timeout(wait) {
                 Ok(m) => m,
+                Err(RecvTimeoutError::Timeout) if self.in_flight => {
+                    self.settle();
+                    continue;
+                }
                 Err(RecvTimeoutError::Timeout) => {
                     self.renew_lease_if_idle();
                     let _ = self.checkpoint_if_pending();
@@ -1090,6 +1131,7 @@ impl Writer {
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     // A clean shutdown: the next start reads this and replays nothing.
+                    self.settle();
                     self.snapshot_if_due(true);
                     let _ = self.checkpoint_if_pending();
                     return;
@@ -1126,6 +1168,7 @@ impl Writer {
                 }
             }
             if let Some(tx) = shutdown {
+                self.settle();
                 self.snapshot_if_due(true);
                 let _ = self.checkpoint_if_pending();
                 let _ = tx.send(());
@@ -1157,6 +1200,10 @@ impl Writer {
     }
 
     fn write_snapshot(&mut self) -> Result<(), String> {
+        // The snapshot covers durable entries only.
+        if !self.settle() {
+            return Err("an earlier batch was not written".into());
+        }
         let now = Utc::now();
         let covers = self.appender.size();
         let bytes = self.state.read().expect("state lock").snapshot(covers);
@@ -1179,7 +1226,7 @@ impl Writer {
             snapshot: Some((covers, sha256, bytes)),
             ..Derived::default()
         };
-        self.persist(&batch, &tile_rows, &derived, &[], &[], &[], now)
+        self.persist(&batch, &tile_rows, &derived, now)
             .map_err(|e| e.to_string())?;
         self.appender
             .commit(&batch)
@@ -1198,6 +1245,10 @@ impl Writer {
 
     fn checkpoint_if_pending(&mut self) -> Result<(), String> {
         self.last_checkpoint = Instant::now();
+        // A checkpoint signs durable entries only.
+        if !self.settle() {
+            return Err("an earlier batch was not written".into());
+        }
         if !self.appender.needs_checkpoint() {
             return Ok(());
         }
@@ -1279,6 +1330,24 @@ impl Writer {
             return;
         }
         metrics.writer.batch_commands.observe(jobs.len() as f64);
+        // A confirmation of payment reads what the settlements owe from the store: the batch
+        // in flight may hold that settlement.
+        if jobs
+            .iter()
+            .any(|j| matches!(j.command, Command::ConfirmPayout { .. }))
+            && !self.settle()
+        {
+            let pending = jobs
+                .into_iter()
+                .map(|job| Pending {
+                    job,
+                    reply: Reply::unavailable("retry"),
+                    record: false,
+                })
+                .collect();
+            self.fail_batch(pending, None, "an earlier batch was not written");
+            return;
+        }
         let lookup = Instant::now();
         let stored = match stored_answers(&mut self.conn, &jobs) {
             Ok(s) => s,
@@ -1291,6 +1360,7 @@ impl Writer {
                     .map(|job| Pending {
                         job,
                         reply: Reply::unavailable("retry"),
+                        record: false,
                     })
                     .collect();
                 self.fail_batch(pending, None, &format!("reading idempotency records: {e}"));
@@ -1333,14 +1403,24 @@ impl Writer {
                     let _ = job.reply.send(r);
                     continue;
                 }
-                if let Some(&i) = batch_keys.get(&k) {
-                    let first: &Pending = &pending[i];
-                    let same = first.job.idem.as_ref().map(|x| &x.request_hash)
-                        == Some(&idem.request_hash);
-                    let _ = job.reply.send(if same {
-                        first.reply.clone()
-                    } else {
-                        reused_key()
+                // A retry of a command of the batch in flight, or of this batch: its answer
+                // goes out with this batch, after the first one's commit.
+                let earlier = match batch_keys.get(&k) {
+                    Some(&i) => {
+                        let first: &Pending = &pending[i];
+                        let hash = first.job.idem.as_ref().map(|x| x.request_hash.as_str());
+                        Some((hash == Some(idem.request_hash.as_str()), first.reply.clone()))
+                    }
+                    None => self
+                        .in_flight_answers
+                        .get(&k)
+                        .map(|(hash, reply)| (hash == &idem.request_hash, reply.clone())),
+                };
+                if let Some((same, reply)) = earlier {
+                    pending.push(Pending {
+                        job,
+                        reply: if same { reply } else { reused_key() },
+                        record: false,
                     });
                     continue;
                 }
@@ -1488,7 +1568,11 @@ impl Writer {
             if let Some(idem) = &job.idem {
                 batch_keys.insert((job.operator.clone(), idem.key.clone()), pending.len());
             }
-            pending.push(Pending { job, reply });
+            pending.push(Pending {
+                job,
+                reply,
+                record: true,
+            });
         }
         let derived = Derived {
             finished: derived::finished_rows(&state, &finished_now.rounds),
@@ -1502,85 +1586,135 @@ impl Writer {
         drop(state);
         metrics.writer.decide.observe(crate::observe::since(decide));
         if builder.is_empty() {
-            self.evict(&faulted);
-            // Only refusals that log nothing (unknown round…) and idempotent answers.
-            self.finish(pending);
+            // Only refusals that log nothing (unknown round…) and idempotent answers; an
+            // answer repeated from the batch in flight goes out only once that batch is stored.
+            if self.settle() {
+                committer::evict(&self.state, &self.metrics, &faulted);
+                finish(pending);
+            } else {
+                self.fail_batch(pending, None, "an earlier batch was not written");
+            }
             return;
         }
         let seal = Instant::now();
         let batch = builder.finish();
         let mut tiles = self.tiles.clone();
         let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
-        metrics.writer.seal.observe(crate::observe::since(seal));
-        match self.persist(
-            &batch, &tile_rows, &derived, &pending, &new_seeds, &revealed, now,
-        ) {
-            Ok(()) => {
-                self.metrics.health.store_ok();
-                self.appender
-                    .commit(&batch)
-                    .expect("a batch prepared on this appender commits");
-                self.tiles = tiles;
-                self.evict(&faulted);
-                self.evict(&finished_now);
-                *self.key_validity.write().expect("keys lock") = self.appender.keys().validity();
-                for (round, seed) in new_seeds {
-                    self.seeds.insert(round, seed);
-                }
-                for round in revealed {
-                    self.seeds.remove(&round);
-                }
-                self.metrics.batches.fetch_add(1, Ordering::Relaxed);
-                self.metrics
-                    .batch_commands
-                    .fetch_add(pending.len() as u64, Ordering::Relaxed);
-                self.metrics
-                    .log_entries
-                    .store(self.appender.size(), Ordering::Relaxed);
-                for e in &batch.entries {
-                    let counter = match e.kind.as_str() {
-                        "bet_accepted" => &self.metrics.bets_accepted,
-                        "bet_refused" => &self.metrics.bets_refused,
-                        "round_settled" => &self.metrics.rounds_settled,
-                        "round_voided" => &self.metrics.rounds_voided,
-                        _ => continue,
-                    };
-                    counter.fetch_add(1, Ordering::Relaxed);
-                }
-                self.finish(pending);
-            }
+        let sealed_seeds = match self.seal_seeds(&new_seeds) {
+            Ok(s) => s,
             Err(e) => {
-                self.metrics
-                    .storage_failures
-                    .fetch_add(1, Ordering::Relaxed);
-                let detail = format!("storage: {e}");
-                self.metrics.health.store_failed(&detail);
-                // A connection lost during COMMIT leaves its outcome unknown: the log as
-                // reloaded says whether the batch is in it, and so what its commands are told.
-                let last = batch.entries.last().map(|e| e.seq);
+                self.settle();
+                self.fail_batch(pending, None, &format!("sealing a seed: {e}"));
                 self.reload();
-                if last.is_some_and(|seq| self.appender.size() > seq) {
-                    tracing::warn!(detail, "the batch was committed after all");
-                    self.finish(pending);
-                } else {
-                    self.fail_batch(pending, None, &detail);
-                }
+                return;
+            }
+        };
+        metrics.writer.seal.observe(crate::observe::since(seal));
+        // The batch is folded in now, before it is durable, so that the next batch can be
+        // decided while this one is written; a failure rebuilds all of it from the store.
+        self.appender
+            .commit(&batch)
+            .expect("a batch prepared on this appender commits");
+        self.tiles = tiles;
+        *self.key_validity.write().expect("keys lock") = self.appender.keys().validity();
+        for (round, seed) in new_seeds {
+            self.seeds.insert(round, seed);
+        }
+        for round in &revealed {
+            self.seeds.remove(round);
+        }
+        // The batch in flight must be stored before this one, which builds on it, is sent.
+        if !self.settle() {
+            self.fail_batch(pending, None, "an earlier batch was not written");
+            return;
+        }
+        for p in pending.iter().filter(|p| p.record) {
+            if let Some(idem) = &p.job.idem {
+                self.in_flight_answers.insert(
+                    (p.job.operator.clone(), idem.key.clone()),
+                    (idem.request_hash.clone(), p.reply.clone()),
+                );
+            }
+        }
+        let mut evict = faulted;
+        evict.rounds.extend(finished_now.rounds);
+        evict.tables.extend(finished_now.tables);
+        let commit = committer::Commit {
+            batch,
+            tile_rows,
+            derived,
+            pending,
+            seeds: sealed_seeds,
+            revealed,
+            created: now.to_rfc3339_opts(SecondsFormat::Micros, true),
+            evict,
+        };
+        match self.commits.send(commit) {
+            Ok(()) => self.in_flight = true,
+            Err(mpsc::SendError(c)) => {
+                self.in_flight_answers.clear();
+                self.fail_batch(c.pending, None, "the committer has stopped");
+                self.reload();
             }
         }
     }
 
-    /// Answers every command of a written batch and remembers idempotent answers.
-    fn finish(&mut self, pending: Vec<Pending>) {
-        for p in pending {
-            tracing::debug!(
-                target: "pitboss::writer",
-                request_id = p.job.request_id.map(|id| id.to_string()).as_deref(),
-                command = p.job.command.name(),
-                status = p.reply.status,
-                "command answered"
-            );
-            let _ = p.job.reply.send(p.reply);
+    /// Waits for the outcome of the batch in flight, if any. `false` when it was not written
+    /// (or not known to be): its commands are answered as the store says, and the state is
+    /// rebuilt from the store, so a batch decided after it must not be written either.
+    fn settle(&mut self) -> bool {
+        if !self.in_flight {
+            return true;
         }
+        self.in_flight = false;
+        self.in_flight_answers.clear();
+        match self.outcomes.recv() {
+            Ok(committer::Outcome::Written) => {
+                self.lease_renewed = Instant::now();
+                true
+            }
+            Ok(committer::Outcome::Failed {
+                detail,
+                pending,
+                last_seq,
+            }) => {
+                self.metrics
+                    .storage_failures
+                    .fetch_add(1, Ordering::Relaxed);
+                self.metrics.health.store_failed(&detail);
+                // A connection lost during COMMIT leaves its outcome unknown: the log as
+                // reloaded says whether the batch is in it, and so what its commands are told.
+                self.reload();
+                if last_seq.is_some_and(|seq| self.appender.size() > seq) {
+                    tracing::warn!(detail, "the batch was committed after all");
+                    finish(pending);
+                } else {
+                    self.fail_batch(pending, None, &detail);
+                }
+                false
+            }
+            Err(_) => {
+                // The committer is gone (it never panics by design): its batch's commands
+                // were dropped unanswered, which their requests report as 503.
+                self.metrics
+                    .health
+                    .store_failed("the committer thread stopped");
+                self.reload();
+                false
+            }
+        }
+    }
+
+    fn seal_seeds(&self, seeds: &[(String, [u8; 32])]) -> Result<Vec<(String, Vec<u8>)>, String> {
+        seeds
+            .iter()
+            .map(|(round, seed)| {
+                self.seed_cipher
+                    .seal(round, seed)
+                    .map(|s| (round.clone(), s))
+                    .map_err(|e| e.to_string())
+            })
+            .collect()
     }
 
     /// Nothing of the batch was written: every command of it is answered 503 and may be retried.
@@ -1613,6 +1747,8 @@ impl Writer {
     /// After a failed batch the in-memory state may be ahead of the database: rebuild it from
     /// the log, exactly as at start.
     fn reload(&mut self) {
+        // The batch in flight is written or not before the state is read back.
+        self.settle();
         let metrics = self.metrics.clone();
         let _replaying = metrics.health.replaying();
         loop {
@@ -1644,88 +1780,34 @@ impl Writer {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Writes a batch of the writer's own (plans loaded, a snapshot) on its connection, with
+    /// nothing in flight.
     fn persist(
         &mut self,
         batch: &SealedBatch,
         tile_rows: &[TileRow],
         derived: &Derived,
-        pending: &[Pending],
-        new_seeds: &[(String, [u8; 32])],
-        revealed: &[String],
         now: DateTime<Utc>,
     ) -> Result<(), diesel::result::Error> {
+        debug_assert!(!self.in_flight, "the writer writes only with nothing in flight");
         let state = serde_json::to_string(batch.state_after()).expect("log state serialises");
         let created = now.to_rfc3339_opts(SecondsFormat::Micros, true);
-        let sealed_seeds = new_seeds
-            .iter()
-            .map(|(round, seed)| {
-                self.seed_cipher
-                    .seal(round, seed)
-                    .map(|s| (round.as_str(), s))
-                    .map_err(|e| diesel::result::Error::QueryBuilderError(e.to_string().into()))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let write = Instant::now();
-        let mut written = None;
+        let rows = committer::BatchRows {
+            entries: &batch.entries,
+            log_state: &state,
+            tile_rows,
+            derived,
+            idempotency: Vec::new(),
+            seeds: &[],
+            revealed: &[],
+            created: &created,
+        };
         let guard = &self.guard;
         let result = self.conn.transaction(|c| {
             // Only the log's writer commits (PostgreSQL: the lease's fencing token).
             store::lease::renew(guard, c)?;
-            // One row at a time: a multi-row VALUES list is not portable across the backends
-            // behind one connection type, and inside one transaction the cost is the same fsync.
-            for e in &batch.entries {
-                diesel::insert_into(audit_entries::table)
-                    .values((
-                        audit_entries::seq.eq(e.seq as i64),
-                        audit_entries::ts.eq(e.ts.to_string()),
-                        audit_entries::kind.eq(e.kind.as_str()),
-                        audit_entries::operator_id.eq(e.ids.operator.as_deref()),
-                        audit_entries::table_id.eq(e.ids.table.as_deref()),
-                        audit_entries::round_id.eq(e.ids.round.as_deref()),
-                        audit_entries::bet_id.eq(e.ids.bet.as_deref()),
-                        audit_entries::canonical.eq(&e.canonical),
-                        audit_entries::leaf_hash.eq(&e.leaf_hash.0[..]),
-                    ))
-                    .execute(c)?;
-            }
-            upsert_log_state(c, &state)?;
-            feed::write_tags(c, &batch.entries)?;
-            write_tiles(c, tile_rows)?;
-            derived::write(c, derived)?;
-            for p in pending {
-                if let Some(idem) = &p.job.idem {
-                    diesel::insert_into(idempotency::table)
-                        .values((
-                            idempotency::operator_id.eq(&p.job.operator),
-                            idempotency::idem_key.eq(&idem.key),
-                            idempotency::request_hash.eq(&idem.request_hash),
-                            idempotency::status.eq(i32::from(p.reply.status)),
-                            idempotency::body.eq(p.reply.body.to_string()),
-                            idempotency::created_at.eq(&created),
-                        ))
-                        .execute(c)?;
-                }
-            }
-            for (round, sealed) in &sealed_seeds {
-                diesel::insert_into(rng_seeds::table)
-                    .values((rng_seeds::round_id.eq(round), rng_seeds::seed.eq(sealed)))
-                    .execute(c)?;
-            }
-            for round in revealed {
-                diesel::delete(rng_seeds::table.filter(rng_seeds::round_id.eq(round)))
-                    .execute(c)?;
-            }
-            written = Some(Instant::now());
-            Ok(())
+            committer::write_rows(c, &rows)
         });
-        if let Some(w) = written {
-            let m = &self.metrics.writer;
-            m.write.observe(w.duration_since(write).as_secs_f64());
-            if result.is_ok() {
-                m.commit.observe(crate::observe::since(w));
-            }
-        }
         if result.is_ok() {
             self.lease_renewed = Instant::now();
         }
@@ -1734,6 +1816,7 @@ impl Writer {
 
     /// Keeps the PostgreSQL lease alive while no batch renews it (a file lock needs nothing).
     fn renew_lease_if_idle(&mut self) {
+        self.settle();
         if !matches!(self.guard, store::lease::WriterGuard::Lease { .. })
             || self.lease_renewed.elapsed() < store::lease::LEASE / 3
         {
@@ -1754,6 +1837,7 @@ impl Writer {
     /// While the store is down: one small write transaction; if it commits, the store takes
     /// writes again (see [`health`]).
     fn probe_store(&mut self) {
+        self.settle();
         let probe = self.conn.transaction::<_, diesel::result::Error, _>(|c| {
             diesel::sql_query("UPDATE log_state SET state = state WHERE id = 1").execute(c)?;
             Ok(())
@@ -2325,24 +2409,7 @@ impl Writer {
 
     /// Drops finished rounds and closed tables from memory (their state is in the store).
     fn evict(&self, which: &Faulted) {
-        let mut state = self.state.write().expect("state lock");
-        for r in &which.rounds {
-            if state.rounds.get(r).is_some_and(RoundState::is_finished) {
-                state.rounds.remove(r);
-            }
-        }
-        for t in &which.tables {
-            if state.tables.get(t).is_some_and(|t| !t.open) {
-                state.tables.remove(t);
-                state.registrations.remove(t);
-            }
-        }
-        self.metrics
-            .rounds_in_memory
-            .store(state.rounds.len() as u64, Ordering::Relaxed);
-        self.metrics
-            .tables_in_memory
-            .store(state.tables.len() as u64, Ordering::Relaxed);
+        committer::evict(&self.state, &self.metrics, which);
     }
 
     /// A count quota the command would exceed (answered 429, nothing logged).
@@ -2974,6 +3041,20 @@ struct Faulted {
 }
 
 pub use derived::{stored_round, stored_table};
+
+/// Answers every command of a written batch.
+fn finish(pending: Vec<Pending>) {
+    for p in pending {
+        tracing::debug!(
+            target: "pitboss::writer",
+            request_id = p.job.request_id.map(|id| id.to_string()).as_deref(),
+            command = p.job.command.name(),
+            status = p.reply.status,
+            "command answered"
+        );
+        let _ = p.job.reply.send(p.reply);
+    }
+}
 
 fn upsert_log_state(c: &mut DbConnection, state: &str) -> Result<(), diesel::result::Error> {
     let updated = diesel::update(log_state::table.filter(log_state::id.eq(1)))

@@ -175,7 +175,23 @@ fn take_lease(conn: &mut DbConnection) -> Result<WriterGuard, String> {
 /// this is the fencing check: a writer whose lease was taken over commits nothing). Nothing
 /// to do for a file lock.
 pub fn renew(guard: &WriterGuard, c: &mut DbConnection) -> Result<(), diesel::result::Error> {
-    let WriterGuard::Lease { token } = guard else {
+    renew_token(guard.token(), c)
+}
+
+impl WriterGuard {
+    /// The lease's fencing token (PostgreSQL); none for a file lock.
+    pub fn token(&self) -> Option<i64> {
+        match self {
+            WriterGuard::File(_) => None,
+            WriterGuard::Lease { token } => Some(*token),
+        }
+    }
+}
+
+/// [`renew`] for a connection other than the one that holds the guard (the committer's):
+/// the fencing token is all it needs.
+pub fn renew_token(token: Option<i64>, c: &mut DbConnection) -> Result<(), diesel::result::Error> {
+    let Some(token) = token.as_ref() else {
         return Ok(());
     };
     let n = diesel::sql_query(

@@ -1,0 +1,295 @@
+//! The second stage of the writer's pipeline: the committer writes a sealed batch in one
+//! transaction on a connection of its own, and only then answers the batch's commands.
+//!
+//! The writer thread decides and seals batch N+1 while the committer writes and syncs batch
+//! N: the two stages overlap, so the writer's CPU work (deciding, canonical JSON, hashing)
+//! is no longer added to the store's latency. At most one batch is in flight. The writer has
+//! already folded batch N into its in-memory state and log head when it decides N+1 (it
+//! builds on N's last hash); if N fails, the writer waits for that outcome before it sends
+//! N+1, answers N+1's commands `503` (nothing of them was written), and rebuilds its state
+//! from the store, exactly as after a failed batch without the pipeline.
+//!
+//! Invariants kept:
+//! - a command is answered only after the transaction holding its entries has committed
+//!   (the committer sends the answers after `COMMIT` returns);
+//! - batches commit in the order they were sealed (one committer, one batch in flight);
+//! - an idempotent retry of a command whose batch is still in flight is answered with that
+//!   batch's answer, and only after that batch has committed (it rides in a later batch
+//!   whose commit follows).
+
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+use diesel::prelude::*;
+use pitboss_audit::entry::SealedEntry;
+use pitboss_audit::log::SealedBatch;
+
+use super::derived::{self, Derived};
+use super::{feed, Faulted, Metrics, Pending};
+use crate::round::{RoundState, State};
+use crate::store::schema::{audit_entries, idempotency, rng_seeds};
+use crate::store::tiles::{write_tiles, TileRow};
+use crate::store::{self, DatabaseUrl, DbConnection};
+
+/// Rows per multi-row `INSERT`: 9 columns × 1,000 stays far below SQLite's 32,766 and
+/// PostgreSQL's 65,535 bound parameters.
+const ROWS_PER_INSERT: usize = 1_000;
+
+/// Everything one batch writes, in one transaction.
+pub(super) struct BatchRows<'a> {
+    pub entries: &'a [SealedEntry],
+    /// The log state after the batch (JSON), stored with it.
+    pub log_state: &'a str,
+    pub tile_rows: &'a [TileRow],
+    pub derived: &'a Derived,
+    /// Idempotency records: operator, key, request hash, status, body.
+    pub idempotency: Vec<(&'a str, &'a str, &'a str, i32, String)>,
+    /// Sealed (encrypted) seeds of rounds this batch opened.
+    pub seeds: &'a [(String, Vec<u8>)],
+    /// Rounds whose seeds this batch revealed.
+    pub revealed: &'a [String],
+    pub created: &'a str,
+}
+
+impl<'a> BatchRows<'a> {
+    /// The idempotency records of a batch's commands (those with a key, answered by it).
+    pub fn idempotency_of(pending: &'a [Pending]) -> Vec<(&'a str, &'a str, &'a str, i32, String)> {
+        pending
+            .iter()
+            .filter(|p| p.record)
+            .filter_map(|p| {
+                p.job.idem.as_ref().map(|idem| {
+                    (
+                        p.job.operator.as_str(),
+                        idem.key.as_str(),
+                        idem.request_hash.as_str(),
+                        i32::from(p.reply.status),
+                        p.reply.body.to_string(),
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+/// Runs `$body` with `$conn` bound to the backend's own connection, so that statements the
+/// multi-backend connection type cannot express (multi-row `INSERT`s) are written once.
+macro_rules! per_backend {
+    ($c:expr, $conn:ident => $body:expr) => {
+        match $c {
+            DbConnection::Sqlite($conn) => $body,
+            DbConnection::Pg($conn) => $body,
+        }
+    };
+}
+
+/// Writes a batch's rows inside the caller's transaction: one multi-row `INSERT` per table
+/// (per 1,000 rows) for the entries and the idempotency records, so a batch costs a few
+/// statements, not a few per command (on PostgreSQL, a few round trips).
+pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryResult<()> {
+    for chunk in rows.entries.chunks(ROWS_PER_INSERT) {
+        let values: Vec<_> = chunk
+            .iter()
+            .map(|e| {
+                (
+                    audit_entries::seq.eq(e.seq as i64),
+                    audit_entries::ts.eq(e.ts.to_string()),
+                    audit_entries::kind.eq(e.kind.as_str()),
+                    audit_entries::operator_id.eq(e.ids.operator.as_deref()),
+                    audit_entries::table_id.eq(e.ids.table.as_deref()),
+                    audit_entries::round_id.eq(e.ids.round.as_deref()),
+                    audit_entries::bet_id.eq(e.ids.bet.as_deref()),
+                    audit_entries::canonical.eq(&e.canonical[..]),
+                    audit_entries::leaf_hash.eq(&e.leaf_hash.0[..]),
+                )
+            })
+            .collect();
+        per_backend!(c, conn => diesel::insert_into(audit_entries::table)
+            .values(values)
+            .execute(conn))?;
+    }
+    super::upsert_log_state(c, rows.log_state)?;
+    feed::write_tags(c, rows.entries)?;
+    write_tiles(c, rows.tile_rows)?;
+    derived::write(c, rows.derived)?;
+    for chunk in rows.idempotency.chunks(ROWS_PER_INSERT) {
+        let values: Vec<_> = chunk
+            .iter()
+            .map(|(operator, key, hash, status, body)| {
+                (
+                    idempotency::operator_id.eq(*operator),
+                    idempotency::idem_key.eq(*key),
+                    idempotency::request_hash.eq(*hash),
+                    idempotency::status.eq(*status),
+                    idempotency::body.eq(body.as_str()),
+                    idempotency::created_at.eq(rows.created),
+                )
+            })
+            .collect();
+        per_backend!(c, conn => diesel::insert_into(idempotency::table)
+            .values(values)
+            .execute(conn))?;
+    }
+    for (round, sealed) in rows.seeds {
+        diesel::insert_into(rng_seeds::table)
+            .values((rng_seeds::round_id.eq(round), rng_seeds::seed.eq(sealed)))
+            .execute(c)?;
+    }
+    if !rows.revealed.is_empty() {
+        diesel::delete(rng_seeds::table.filter(rng_seeds::round_id.eq_any(rows.revealed)))
+            .execute(c)?;
+    }
+    Ok(())
+}
+
+/// A sealed batch on its way to the store.
+pub(super) struct Commit {
+    pub batch: SealedBatch,
+    pub tile_rows: Vec<TileRow>,
+    pub derived: Derived,
+    pub pending: Vec<Pending>,
+    pub seeds: Vec<(String, Vec<u8>)>,
+    pub revealed: Vec<String>,
+    pub created: String,
+    /// Rounds and tables that leave memory once the batch is durable.
+    pub evict: Faulted,
+}
+
+/// What became of a batch sent to the committer.
+pub(super) enum Outcome {
+    /// Committed; its commands are answered.
+    Written,
+    /// Not committed, or its commit's outcome is unknown (a connection lost during `COMMIT`):
+    /// the writer finds out from the store which, and answers the commands.
+    Failed {
+        detail: String,
+        pending: Vec<Pending>,
+        /// Seq of the batch's last entry.
+        last_seq: Option<u64>,
+    },
+}
+
+/// The committer thread's own things.
+pub(super) struct Committer {
+    pub url: DatabaseUrl,
+    /// Opened on first use and after a failure (a connection the database dropped is not
+    /// reused).
+    pub conn: Option<DbConnection>,
+    /// The PostgreSQL lease's fencing token, checked in every batch's transaction.
+    pub fence: Option<i64>,
+    pub metrics: Arc<Metrics>,
+    pub state: Arc<RwLock<State>>,
+}
+
+impl Committer {
+    pub fn run(mut self, rx: Receiver<Commit>, done: SyncSender<Outcome>) {
+        while let Ok(commit) = rx.recv() {
+            let outcome = self.commit(commit);
+            if done.send(outcome).is_err() {
+                return;
+            }
+        }
+    }
+
+    fn commit(&mut self, c: Commit) -> Outcome {
+        let last_seq = c.batch.entries.last().map(|e| e.seq);
+        match self.write(&c) {
+            Ok(()) => {
+                self.after_commit(&c);
+                super::finish(c.pending);
+                Outcome::Written
+            }
+            Err(detail) => {
+                self.conn = None;
+                Outcome::Failed {
+                    detail,
+                    pending: c.pending,
+                    last_seq,
+                }
+            }
+        }
+    }
+
+    fn write(&mut self, c: &Commit) -> Result<(), String> {
+        if self.conn.is_none() {
+            self.conn = Some(store::connect(&self.url).map_err(|e| e.to_string())?);
+        }
+        let conn = self.conn.as_mut().expect("connected above");
+        let log_state = serde_json::to_string(c.batch.state_after()).expect("log state serialises");
+        let rows = BatchRows {
+            entries: &c.batch.entries,
+            log_state: &log_state,
+            tile_rows: &c.tile_rows,
+            derived: &c.derived,
+            idempotency: BatchRows::idempotency_of(&c.pending),
+            seeds: &c.seeds,
+            revealed: &c.revealed,
+            created: &c.created,
+        };
+        let fence = self.fence;
+        let write = Instant::now();
+        let mut written = None;
+        let result = conn.transaction(|t| {
+            store::lease::renew_token(fence, t)?;
+            write_rows(t, &rows)?;
+            written = Some(Instant::now());
+            Ok::<_, diesel::result::Error>(())
+        });
+        if let Some(w) = written {
+            let m = &self.metrics.writer;
+            m.write.observe(w.duration_since(write).as_secs_f64());
+            if result.is_ok() {
+                m.commit.observe(crate::observe::since(w));
+            }
+        }
+        result.map_err(|e| format!("storage: {e}"))
+    }
+
+    /// What a durable batch changes before its answers go out: the counters a client may
+    /// read right after its answer, and the rounds and tables that leave memory.
+    fn after_commit(&self, c: &Commit) {
+        let m = &self.metrics;
+        m.health.store_ok();
+        m.batches.fetch_add(1, Ordering::Relaxed);
+        m.batch_commands
+            .fetch_add(c.pending.len() as u64, Ordering::Relaxed);
+        if let Some(last) = c.batch.entries.last() {
+            m.log_entries.store(last.seq + 1, Ordering::Relaxed);
+        }
+        for e in &c.batch.entries {
+            let counter = match e.kind.as_str() {
+                "bet_accepted" => &m.bets_accepted,
+                "bet_refused" => &m.bets_refused,
+                "round_settled" => &m.rounds_settled,
+                "round_voided" => &m.rounds_voided,
+                _ => continue,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+        evict(&self.state, m, &c.evict);
+    }
+}
+
+/// Drops finished rounds and closed tables from memory (their state is in the store).
+pub(super) fn evict(state: &RwLock<State>, metrics: &Metrics, which: &Faulted) {
+    let mut state = state.write().expect("state lock");
+    for r in &which.rounds {
+        if state.rounds.get(r).is_some_and(RoundState::is_finished) {
+            state.rounds.remove(r);
+        }
+    }
+    for t in &which.tables {
+        if state.tables.get(t).is_some_and(|t| !t.open) {
+            state.tables.remove(t);
+            state.registrations.remove(t);
+        }
+    }
+    metrics
+        .rounds_in_memory
+        .store(state.rounds.len() as u64, Ordering::Relaxed);
+    metrics
+        .tables_in_memory
+        .store(state.tables.len() as u64, Ordering::Relaxed);
+}
