@@ -90,6 +90,10 @@ pub struct WriterMetrics {
     pub queue_wait: Histogram,
     /// Commands submitted and not yet taken by the writer.
     pub queue_depth: Gauge,
+    /// SQLite's WAL checkpoints, run by their own thread (not a stage of a batch).
+    pub wal_checkpoint: Histogram,
+    /// Frames in SQLite's WAL at the last checkpoint.
+    pub wal_frames: Gauge,
 }
 
 impl Default for WriterMetrics {
@@ -102,10 +106,12 @@ impl Default for WriterMetrics {
             seal: stage("seal"),
             write: stage("write"),
             commit: stage("commit"),
+            wal_checkpoint: stage("wal_checkpoint"),
             stages: stages.clone(),
             batch_commands: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
             queue_wait: seconds_histogram(),
             queue_depth: Gauge::default(),
+            wal_frames: Gauge::default(),
         }
     }
 }
@@ -245,7 +251,9 @@ fn registry(metrics: &Arc<Metrics>) -> Registry {
     r.register(
         "pitboss_writer_stage_duration_seconds",
         "Time the writer spent on each stage of a batch: lookup (idempotency records), decide, \
-         seal, write (rows inside the transaction), commit (durable)",
+         seal (on the writer's thread); write (rows inside the transaction), commit (durable) \
+         (on the committer's, overlapping the next batch's decide); wal_checkpoint (SQLite, on \
+         a thread of its own)",
         w.stages.clone(),
     );
     r.register(
@@ -262,6 +270,11 @@ fn registry(metrics: &Arc<Metrics>) -> Registry {
         "pitboss_writer_queue_depth",
         "Commands waiting for the writer",
         w.queue_depth.clone(),
+    );
+    r.register(
+        "pitboss_sqlite_wal_frames",
+        "Frames in SQLite's write-ahead log at its last checkpoint (0 on PostgreSQL)",
+        w.wal_frames.clone(),
     );
     r
 }

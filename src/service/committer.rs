@@ -31,11 +31,7 @@ use super::{feed, Faulted, Metrics, Pending};
 use crate::round::{RoundState, State};
 use crate::store::schema::{audit_entries, idempotency, rng_seeds};
 use crate::store::tiles::{write_tiles, TileRow};
-use crate::store::{self, DatabaseUrl, DbConnection};
-
-/// Rows per multi-row `INSERT`: 9 columns × 1,000 stays far below SQLite's 32,766 and
-/// PostgreSQL's 65,535 bound parameters.
-const ROWS_PER_INSERT: usize = 1_000;
+use crate::store::{self, per_backend, DatabaseUrl, DbConnection, ROWS_PER_INSERT};
 
 /// Everything one batch writes, in one transaction.
 pub(super) struct BatchRows<'a> {
@@ -72,17 +68,6 @@ impl<'a> BatchRows<'a> {
             })
             .collect()
     }
-}
-
-/// Runs `$body` with `$conn` bound to the backend's own connection, so that statements the
-/// multi-backend connection type cannot express (multi-row `INSERT`s) are written once.
-macro_rules! per_backend {
-    ($c:expr, $conn:ident => $body:expr) => {
-        match $c {
-            DbConnection::Sqlite($conn) => $body,
-            DbConnection::Pg($conn) => $body,
-        }
-    };
 }
 
 /// Writes a batch's rows inside the caller's transaction: one multi-row `INSERT` per table
@@ -214,7 +199,9 @@ impl Committer {
 
     fn write(&mut self, c: &Commit) -> Result<(), String> {
         if self.conn.is_none() {
-            self.conn = Some(store::connect(&self.url).map_err(|e| e.to_string())?);
+            let mut conn = store::connect(&self.url).map_err(|e| e.to_string())?;
+            super::wal::no_auto_checkpoint(&mut conn).map_err(|e| e.to_string())?;
+            self.conn = Some(conn);
         }
         let conn = self.conn.as_mut().expect("connected above");
         let log_state = serde_json::to_string(c.batch.state_after()).expect("log state serialises");

@@ -91,8 +91,29 @@ pub fn write_tags(
     c: &mut DbConnection,
     entries: &[SealedEntry],
 ) -> Result<(), diesel::result::Error> {
-    for e in entries {
-        insert_tags(c, e.seq, e.kind.as_str(), &e.payload)?;
+    let tags: Vec<(i64, &'static str, String)> = entries
+        .iter()
+        .flat_map(|e| {
+            tags_of(e.kind.as_str(), &e.payload)
+                .into_iter()
+                .map(move |(tag, value)| (e.seq as i64, tag, value))
+        })
+        .collect();
+    // One multi-row INSERT per 1,000 tags (a bet's entry has one: its player).
+    for chunk in tags.chunks(crate::store::ROWS_PER_INSERT) {
+        let values: Vec<_> = chunk
+            .iter()
+            .map(|(seq, tag, value)| {
+                (
+                    audit_entry_tags::tag.eq(*tag),
+                    audit_entry_tags::value.eq(value.as_str()),
+                    audit_entry_tags::seq.eq(*seq),
+                )
+            })
+            .collect();
+        crate::store::per_backend!(c, conn => diesel::insert_into(audit_entry_tags::table)
+            .values(values)
+            .execute(conn))?;
     }
     Ok(())
 }

@@ -51,6 +51,7 @@ pub mod refusal;
 pub mod retention;
 pub mod secrets;
 pub mod summary;
+mod wal;
 
 use derived::Derived;
 use secrets::SeedCipher;
@@ -598,6 +599,8 @@ impl Service {
             metrics: metrics.clone(),
             state: state.clone(),
         };
+        wal::no_auto_checkpoint(&mut conn).map_err(StoreError::from)?;
+        wal::spawn(&url, Arc::downgrade(&metrics))?;
         std::thread::Builder::new()
             .name("pitboss-committer".into())
             .spawn(move || committer.run(commit_rx, outcome_tx))?;
@@ -1755,6 +1758,7 @@ impl Writer {
             let attempt = store::connect(&self.url)
                 .map_err(StartError::from)
                 .and_then(|mut conn| {
+                    wal::no_auto_checkpoint(&mut conn).map_err(StoreError::from)?;
                     let (appender, state, tiles, _) =
                         recover(&mut conn, &self.plans, &self.signer, self.appender.origin())?;
                     let seeds = load_seeds(&mut conn, &self.seed_cipher)?;

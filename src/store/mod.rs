@@ -26,6 +26,22 @@ pub enum DbConnection {
     Pg(diesel::PgConnection),
 }
 
+/// Runs `$body` with `$conn` bound to the backend's own connection, so that statements the
+/// multi-backend connection type cannot express (multi-row `INSERT`s) are written once.
+macro_rules! per_backend {
+    ($c:expr, $conn:ident => $body:expr) => {
+        match $c {
+            $crate::store::DbConnection::Sqlite($conn) => $body,
+            $crate::store::DbConnection::Pg($conn) => $body,
+        }
+    };
+}
+pub(crate) use per_backend;
+
+/// Rows per multi-row `INSERT`: 9 columns × 1,000 stays far below SQLite's 32,766 and
+/// PostgreSQL's 65,535 bound parameters.
+pub const ROWS_PER_INSERT: usize = 1_000;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("cannot connect to {url}: {source}")]

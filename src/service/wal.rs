@@ -1,0 +1,86 @@
+//! SQLite's WAL checkpoints, off the writer's path.
+//!
+//! By default SQLite copies the write-ahead log back into the database file inside the
+//! `COMMIT` that makes the log pass 1,000 pages: the batch whose commit triggers it waits for
+//! that copy (and its fsync of the database file) before its commands are answered. The
+//! connections that commit the log's batches turn that off ([`no_auto_checkpoint`]), and
+//! this thread runs a `PASSIVE` checkpoint on a connection of its own every
+//! [`CHECKPOINT_EVERY`]: it copies what no reader still needs, never takes the write lock,
+//! and never makes a commit wait. The WAL file is reused from its start once a checkpoint has
+//! copied all of it (SQLite does that on the next write), so it stays bounded by what is
+//! written between two checkpoints.
+
+use std::sync::Weak;
+use std::time::{Duration, Instant};
+
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use diesel::sql_types::Integer;
+
+use super::Metrics;
+use crate::store::{self, DatabaseUrl, DbConnection};
+
+/// How often the checkpointer runs.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
+
+/// Turns off the automatic checkpoint on a connection that commits the log's batches
+/// (SQLite; nothing to do on PostgreSQL).
+pub fn no_auto_checkpoint(conn: &mut DbConnection) -> QueryResult<()> {
+    if let DbConnection::Sqlite(c) = conn {
+        c.batch_execute("PRAGMA wal_autocheckpoint = 0")?;
+    }
+    Ok(())
+}
+
+#[derive(QueryableByName)]
+struct Checkpointed {
+    /// 1 if a checkpoint could not run at all (another one is running).
+    #[diesel(sql_type = Integer)]
+    busy: i32,
+    /// Frames in the WAL.
+    #[diesel(sql_type = Integer)]
+    log: i32,
+    /// Frames copied back into the database.
+    #[diesel(sql_type = Integer)]
+    checkpointed: i32,
+}
+
+/// Starts the checkpointer for a SQLite store. It ends once the service that owns `metrics`
+/// is gone.
+pub fn spawn(url: &DatabaseUrl, metrics: Weak<Metrics>) -> std::io::Result<()> {
+    if !url.is_sqlite() {
+        return Ok(());
+    }
+    let url = url.clone();
+    std::thread::Builder::new()
+        .name("pitboss-wal-checkpointer".into())
+        .spawn(move || {
+            let mut conn: Option<DbConnection> = None;
+            loop {
+                std::thread::sleep(CHECKPOINT_EVERY);
+                let Some(m) = metrics.upgrade() else {
+                    return;
+                };
+                if conn.is_none() {
+                    conn = store::connect(&url).ok();
+                }
+                let Some(c) = conn.as_mut() else {
+                    continue;
+                };
+                let start = Instant::now();
+                match diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result::<Checkpointed>(c)
+                {
+                    Ok(r) => {
+                        m.writer.wal_checkpoint.observe(crate::observe::since(start));
+                        m.writer.wal_frames.set(i64::from(r.log.max(0)));
+                        let _ = (r.busy, r.checkpointed);
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "SQLite WAL checkpoint");
+                        conn = None;
+                    }
+                }
+            }
+        })
+        .map(|_| ())
+}
