@@ -342,7 +342,7 @@ impl House {
             .map(|e| {
                 let p = &e["entry"]["payload"];
                 (
-                    p["bet"].as_str().unwrap().to_string(),
+                    e["entry"]["ids"]["bet"].as_str().unwrap().to_string(),
                     p["reason"].as_str().unwrap().to_string(),
                     p["clause"].as_str().unwrap().to_string(),
                 )
