@@ -498,7 +498,8 @@ impl Event {
         }
     }
 
-    /// The payload as logged: the event's fields without `kind` (which the entry carries).
+    /// The event's fields without `kind` (which the entry carries). An entry logs it less
+    /// what its ids say and what the plan re-derives ([`logged_payload`]).
     pub fn payload(&self) -> Value {
         let mut v = serde_json::to_value(self).expect("events serialise");
         if let Value::Object(m) = &mut v {
@@ -541,9 +542,9 @@ pub fn event_of_entry(entry: &Value) -> Result<Option<Event>, String> {
 }
 
 /// The payload members of each kind that repeat one of the entry's ids (`bet`, `operator`,
-/// `round`, `table`). An entry leaves such a member out when it equals the entry's id of the same name,
-/// and [`payload_of_entry`] puts it back (audit/FORMAT.md 1.4). A kind not listed here keeps
-/// every member in its payload.
+/// `round`, `table`). An entry leaves such a member out when it equals the entry's id of the
+/// same name, and [`payload_of_entry`] puts it back (audit/FORMAT.md 1.4). A kind not listed
+/// here keeps every member in its payload.
 pub fn id_members(kind: &str) -> &'static [&'static str] {
     match kind {
         "api_key_created" => &["operator"],
