@@ -202,7 +202,7 @@ fn summary(e: &LogEntry, cur: Currency) -> Markup {
                 @if let Some(c) = p["rng_commitment"].as_str() { "; RNG seed committed: " code.hash { (c) } }
             },
             "bet_accepted" => {
-                "Bet " code { (s(&p["bet"])) } " of " strong { (s(&p["player"])) } ": "
+                "Bet " code { (e.bet.as_deref().unwrap_or("")) } " of " strong { (s(&p["player"])) } ": "
                 code { (s(&p["request"]["bet"])) } " "
                 @if let Some(n) = p["request"]["numbers"].as_array() { "on " (n.iter().map(s).collect::<Vec<_>>().join("-")) " " }
                 @if let Some(f) = p["request"]["field"].as_str() { "on " (f) " " }
@@ -247,7 +247,7 @@ fn summary(e: &LogEntry, cur: Currency) -> Markup {
                     ul { @for r in refunds { li { code { (s(&r["bet"])) } " " (s(&r["player"])) ": " (m(&r["refund_minor"])) } } }
                 }
             },
-            "bet_refunded" => { "Refund of " code { (s(&p["bet"])) } " to " (s(&p["player"])) ": " (m(&p["refund_minor"])) " (" (s(&p["reason"])) ")" },
+            "bet_refunded" => { "Refund of " code { (e.bet.as_deref().unwrap_or("")) } " to " (s(&p["player"])) ": " (m(&p["refund_minor"])) " (" (s(&p["reason"])) ")" },
             "misdeal" => { span.flag { "Misdeal" } " " (s(&p["reason"])) },
             "spin_invalid" => { span.flag { "Invalid spin" } " " (s(&p["reason"])) },
             "betting_closed" => { "Betting closed (" (s(&p["reason"])) ")" },

@@ -190,7 +190,10 @@ pub enum Event {
         round: String,
         player: String,
         request: Value,
-        /// The family's placements (see [`Placements`]).
+        /// The family's placements (see [`Placements`]): what the plan reads from `request`.
+        /// An entry leaves them out ([`logged_payload`]); read back from such an entry they are
+        /// `null`, and [`State::apply`] derives them from `request` with the plan's engine.
+        #[serde(default, skip_serializing_if = "Value::is_null")]
         placements: Value,
         stake_minor: i64,
     },
@@ -495,7 +498,8 @@ impl Event {
         }
     }
 
-    /// The payload as logged: the event's fields without `kind` (which the entry carries).
+    /// The event's fields without `kind` (which the entry carries). An entry logs it less
+    /// what its ids say and what the plan re-derives ([`logged_payload`]).
     pub fn payload(&self) -> Value {
         let mut v = serde_json::to_value(self).expect("events serialise");
         if let Value::Object(m) = &mut v {
@@ -504,8 +508,9 @@ impl Event {
         v
     }
 
-    /// Reads an event back from an entry's kind and payload. Prefer [`event_of_entry`], which
-    /// also decides which kinds are events.
+    /// Reads an event back from an entry's kind and payload, the members its ids stand for
+    /// included ([`payload_of_entry`]). Prefer [`event_of_entry`], which puts those back and
+    /// decides which kinds are events.
     pub fn from_entry(kind: &str, payload: &Value) -> Result<Event, String> {
         let mut v = payload.clone();
         match &mut v {
@@ -530,8 +535,95 @@ pub fn event_of_entry(entry: &Value) -> Result<Option<Event>, String> {
     if !Event::KINDS.contains(&kind) {
         return Ok(None);
     }
-    let payload = entry.get("payload").ok_or("entry has no payload")?;
-    Event::from_entry(kind, payload).map(Some)
+    if entry.get("payload").is_none() {
+        return Err("entry has no payload".into());
+    }
+    Event::from_entry(kind, &payload_of_entry(entry)).map(Some)
+}
+
+/// The payload members of each kind that repeat one of the entry's ids (`bet`, `operator`,
+/// `round`, `table`). An entry leaves such a member out when it equals the entry's id of the
+/// same name, and [`payload_of_entry`] puts it back (audit/FORMAT.md 1.4). A kind not listed
+/// here keeps every member in its payload.
+pub fn id_members(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "api_key_created" => &["operator"],
+        "table_opened" => &["operator", "table"],
+        "table_closed"
+        | "player_disconnected"
+        | "player_reconnected"
+        | "shoe_shuffled"
+        | "shoe_changed"
+        | "table_action"
+        | "seat_released" => &["table"],
+        "round_opened" | "command_refused" => &["round", "table"],
+        "bet_accepted" | "bet_refunded" | "decision_taken" => &["bet", "round"],
+        "round_paused" | "round_resumed" | "bet_refused" | "betting_closed" | "spin_invalid"
+        | "event_refused" | "result_recorded" | "round_settled" | "round_voided" | "card_dealt"
+        | "misdeal" | "decisions_opened" | "decisions_closed" | "outcome_recorded"
+        | "blackjack_input" | "payout_confirmed" => &["round"],
+        _ => &[],
+    }
+}
+
+/// Payload members an entry of `kind` leaves out because the plan re-derives them from the
+/// rest of the payload: `bet_accepted`'s `placements`, which the plan's engine reads from its
+/// `request` ([`State::apply`] does so when it applies the entry).
+pub fn derived_members(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "bet_accepted" => &["placements"],
+        _ => &[],
+    }
+}
+
+/// The payload an entry logs (audit/FORMAT.md 1.4): the event's payload ([`Event::payload`])
+/// less each member of [`id_members`] that equals the entry's id of that name (`id` gives the
+/// entry's ids by name), and less the [`derived_members`].
+pub fn logged_payload<'a>(
+    kind: &str,
+    mut payload: Value,
+    id: impl Fn(&str) -> Option<&'a str>,
+) -> Value {
+    if let Value::Object(m) = &mut payload {
+        for k in id_members(kind) {
+            if id(k).is_some_and(|v| m.get(*k).and_then(Value::as_str) == Some(v)) {
+                m.remove(*k);
+            }
+        }
+        for k in derived_members(kind) {
+            m.remove(*k);
+        }
+    }
+    payload
+}
+
+/// An entry's payload (the whole entry as JSON) with the members its ids stand for put back:
+/// each member of [`id_members`] the payload lacks, from the entry's id of that name. An entry
+/// written before ids were left out of payloads carries them, and reads unchanged.
+pub fn payload_of_entry(entry: &Value) -> Value {
+    let mut payload = entry.get("payload").cloned().unwrap_or(Value::Null);
+    let kind = entry.get("kind").and_then(Value::as_str).unwrap_or("");
+    if let Value::Object(m) = &mut payload {
+        for k in id_members(kind) {
+            let id = entry.get("ids").and_then(|ids| ids.get(*k));
+            if let (false, Some(id)) = (m.contains_key(*k), id.and_then(Value::as_str)) {
+                m.insert((*k).to_string(), Value::String(id.to_string()));
+            }
+        }
+    }
+    payload
+}
+
+impl Event {
+    /// The event as [`event_of_entry`] reads it back from its entry: the [`derived_members`]
+    /// are left for [`State::apply`] to derive.
+    pub fn as_read_back(&self) -> Event {
+        let mut e = self.clone();
+        if let Event::BetAccepted { placements, .. } = &mut e {
+            *placements = Value::Null;
+        }
+        e
+    }
 }
 
 /// One bet's settlement as logged and as returned to the operator.
@@ -2249,8 +2341,29 @@ impl State {
                 placements,
                 stake_minor,
             } => {
-                let family = self.family_of_round(round)?;
-                let placements = Placements::parse(family, placements)?;
+                // The placements are what the plan reads from the request: derived here when
+                // the entry leaves them out, and checked against the derivation when it
+                // carries them (entries written before they were left out).
+                let plan =
+                    self.plan_of_round(self.rounds.get(round).ok_or("bet on an unknown round")?);
+                let eng = engine(&plan).map_err(|e| format!("bet {bet}: {}", e.message))?;
+                let derived = eng.place(request).map_err(|e| {
+                    format!(
+                        "bet {bet}: the plan does not read its request: {}",
+                        e.message
+                    )
+                })?;
+                let placements = if placements.is_null() {
+                    derived
+                } else {
+                    let logged = Placements::parse(eng.family(), placements)?;
+                    if logged != derived {
+                        return Err(format!(
+                            "bet {bet}: the logged placements are not what the plan reads from its request"
+                        ));
+                    }
+                    logged
+                };
                 if placements.stake_minor() != *stake_minor {
                     return Err(format!("bet {bet}: the stake differs from its placements"));
                 }
@@ -2836,7 +2949,7 @@ mod tests {
     fn the_format_documents_every_event_kind() {
         let format = include_str!("../../audit/FORMAT.md");
         let section = &format[format.find("### 1.3 Kinds").expect("section 1.3")..];
-        let section = &section[..section.find("\n## ").expect("end of section 1")];
+        let section = &section[..section.find("\n#").expect("end of section 1.3")];
         let documented: Vec<&str> = section
             .split('`')
             .skip(1)
@@ -2852,5 +2965,47 @@ mod tests {
                 "FORMAT.md 1.3 names {k}, which the service does not write"
             );
         }
+    }
+
+    /// FORMAT.md 1.4 has a row for every kind, and says of each which members are left out
+    /// for its ids: exactly what [`super::id_members`] leaves out.
+    #[test]
+    fn the_format_says_which_members_each_kind_takes_from_its_ids() {
+        let format = include_str!("../../audit/FORMAT.md");
+        let section = &format[format.find("### 1.4 Payloads").expect("section 1.4")..];
+        let section = &section[..section.find("\n## ").expect("end of section 1")];
+        let ticked = |cell: &str| -> Vec<String> {
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect()
+        };
+        let mut rows = std::collections::BTreeMap::new();
+        for line in section.lines().filter(|l| l.starts_with("| `")) {
+            let cells: Vec<&str> = line.split('|').collect();
+            let mut from_ids = ticked(cells[2]);
+            from_ids.sort();
+            for kind in ticked(cells[1]) {
+                assert!(
+                    rows.insert(kind.clone(), from_ids.clone()).is_none(),
+                    "FORMAT.md 1.4 has two rows of {kind}"
+                );
+            }
+        }
+        for k in Event::KINDS {
+            let row = rows
+                .get(*k)
+                .unwrap_or_else(|| panic!("FORMAT.md 1.4 has no row of {k}"));
+            let mut code: Vec<String> =
+                super::id_members(k).iter().map(|m| m.to_string()).collect();
+            code.sort();
+            assert_eq!(row, &code, "FORMAT.md 1.4, {k}: members from ids");
+        }
+        assert_eq!(
+            rows.len(),
+            Event::KINDS.len(),
+            "FORMAT.md 1.4 lists other kinds"
+        );
     }
 }

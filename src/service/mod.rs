@@ -3009,6 +3009,22 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
     if let Some(b) = bet {
         e = e.bet(b);
     }
+    // What the ids say, and what the plan re-derives, is not logged twice (FORMAT.md 1.4).
+    let id = |k: &str| match k {
+        "table" => table,
+        "round" => round,
+        "bet" => bet,
+        "operator" => Some(operator).filter(|o| !o.is_empty()),
+        _ => None,
+    };
+    e.payload = crate::round::logged_payload(ev.kind(), std::mem::take(&mut e.payload), id);
+    debug_assert_eq!(
+        crate::round::event_of_entry(
+            &json!({"kind": ev.kind(), "ids": &e.ids, "payload": &e.payload})
+        ),
+        Ok(Some(ev.as_read_back())),
+        "an entry does not read back as the event it logs"
+    );
     e
 }
 

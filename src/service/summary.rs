@@ -87,7 +87,8 @@ impl Summer {
         let Some(table) = entry["ids"]["table"].as_str() else {
             return;
         };
-        let p = &entry["payload"];
+        // With the ids put back: a `decision_taken` names its bet in `ids` (FORMAT.md 1.4).
+        let p = &crate::round::payload_of_entry(entry);
         let int = |k: &str| p[k].as_i64().unwrap_or(0);
         let t = self
             .tables

@@ -209,7 +209,7 @@ fn short_time_ctx(storage: &Storage) -> (tempfile::TempDir, Ctx) {
     (plans, Ctx::with_server(server))
 }
 
-/// The audit export's entries of `kind` (their payloads).
+/// The audit export's entries of `kind` (their payloads, with the ids put back).
 fn exported(ctx: &Ctx, kind: &str) -> Vec<Value> {
     let (s, export) = ctx.server.get_text(Some(&ctx.auditor), "/v1/audit/export");
     assert_eq!(s, 200, "{export}");
@@ -218,7 +218,7 @@ fn exported(ctx: &Ctx, kind: &str) -> Vec<Value> {
         .skip(1)
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["kind"] == kind)
-        .map(|v| v["payload"].clone())
+        .map(|v| pitboss::round::payload_of_entry(&v))
         .collect()
 }
 

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use pitboss::round::{Event, State};
+use pitboss::round::{event_of_entry, State};
 use serde_json::{json, Value};
 
 use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
@@ -1517,8 +1517,9 @@ fn exported_log_verifies_and_rebuilds_the_table(t: &Oko) {
             continue;
         }
         let kind = v["kind"].as_str().unwrap();
-        let event =
-            Event::from_entry(kind, &v["payload"]).unwrap_or_else(|e| panic!("entry {v}: {e}"));
+        let event = event_of_entry(&v)
+            .unwrap_or_else(|e| panic!("entry {v}: {e}"))
+            .expect("an event");
         state
             .apply(&plans, &event)
             .unwrap_or_else(|e| panic!("replay: {e}"));

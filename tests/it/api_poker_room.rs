@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use pitboss::round::{Event, State};
+use pitboss::round::{event_of_entry, State};
 use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -1851,8 +1851,9 @@ fn export_verifies_and_replays(room: &Room, tables: &[&str]) {
         if kind == "table_action" {
             table_actions += 1;
         }
-        let event =
-            Event::from_entry(kind, &v["payload"]).unwrap_or_else(|e| panic!("entry {v}: {e}"));
+        let event = event_of_entry(&v)
+            .unwrap_or_else(|e| panic!("entry {v}: {e}"))
+            .expect("an event");
         // apply re-derives every action's effects and refuses a log whose effects differ.
         state
             .apply(&plans, &event)

@@ -22,11 +22,9 @@ fn replayed_rounds(
         if v.get("checkpoint").is_some() {
             continue;
         }
-        let kind = v["kind"].as_str().expect("kind");
-        if !pitboss::round::Event::KINDS.contains(&kind) {
+        let Some(e) = pitboss::round::event_of_entry(&v).expect("event") else {
             continue;
-        }
-        let e = pitboss::round::Event::from_entry(kind, &v["payload"]).expect("event");
+        };
         state.apply(&plans, &e).expect("replays");
     }
     state

@@ -16,6 +16,7 @@ mod bj;
 mod bounded;
 mod console;
 mod crash;
+mod entries;
 mod idempotency_retention;
 mod isolation;
 mod keys;

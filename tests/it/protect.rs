@@ -342,7 +342,7 @@ impl House {
             .map(|e| {
                 let p = &e["entry"]["payload"];
                 (
-                    p["bet"].as_str().unwrap().to_string(),
+                    e["entry"]["ids"]["bet"].as_str().unwrap().to_string(),
                     p["reason"].as_str().unwrap().to_string(),
                     p["clause"].as_str().unwrap().to_string(),
                 )
@@ -750,17 +750,17 @@ fn winnings_carry_a_due_date_and_their_payment_is_confirmed(backend: Backend) {
     assert_eq!(h.server.metric("pitboss_payouts_outstanding"), 0);
     // The recall holds the confirmation.
     let recall = h.get(&h.op, &format!("/v1/rounds/{round}/recall"));
-    let logged: Vec<&Value> = recall["entries"]
+    let logged: Vec<Value> = recall["entries"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|e| e["entry"]["kind"] == "payout_confirmed")
-        .map(|e| &e["entry"]["payload"])
+        .map(|e| pitboss::round::payload_of_entry(&e["entry"]))
         .collect();
     assert_eq!(
         logged,
         [
-            &json!({"round": round, "player": "p1", "amount_minor": 45_000, "wallet_reference": "W-2026-000123", "late": false})
+            json!({"round": round, "player": "p1", "amount_minor": 45_000, "wallet_reference": "W-2026-000123", "late": false})
         ]
     );
     h.verify_export();

@@ -146,7 +146,7 @@ fn a_voided_rng_round_reveals_its_seed_which_hashes_to_its_commitment() {
         .filter(|l| l.contains("\"kind\":\"round_voided\""))
     {
         let v: Value = serde_json::from_str(line).expect("entry");
-        let r = v["payload"]["round"].as_str().expect("round");
+        let r = v["ids"]["round"].as_str().expect("round");
         let want = [
             (&round, Some(&commitment)),
             (&round2, commitment2.as_ref()),
@@ -221,7 +221,7 @@ pub fn reseal(export: &str, key_pem: &str, edit: impl Fn(u64, &str, &mut Value))
     String::from_utf8(w.finish().expect("export")).expect("utf8")
 }
 
-fn verifies_with(export: &str, key_pem: &str) -> Result<(), String> {
+pub fn verifies_with(export: &str, key_pem: &str) -> Result<(), String> {
     let key = pitboss_audit::note::public_key_from_pem(key_pem).expect("pem");
     pitboss_audit::verify::verify_export(
         export.as_bytes(),
