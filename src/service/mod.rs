@@ -47,6 +47,7 @@ pub mod feed;
 pub mod health;
 pub mod payouts;
 pub mod refusal;
+pub mod register;
 pub mod retention;
 pub mod secrets;
 pub mod summary;
@@ -187,6 +188,8 @@ pub enum Command {
         player: String,
         wallet_reference: String,
     },
+    /// A change to the operator's player register (`register`, 002 § 6).
+    Register(register::RegisterCommand),
 }
 
 impl Command {
@@ -218,6 +221,7 @@ impl Command {
             Command::PartialVoid { .. } => "partial_void",
             Command::Withdraw { .. } => "withdraw_bets",
             Command::ConfirmPayout { .. } => "confirm_payout",
+            Command::Register(c) => c.name(),
         }
     }
 
@@ -230,7 +234,7 @@ impl Command {
             | Command::Shoe { table, .. }
             | Command::TableAction { table, .. }
             | Command::Connection { table, .. } => (Some(table.clone()), None),
-            Command::Keys { .. } => (None, None),
+            Command::Keys { .. } | Command::Register(_) => (None, None),
             Command::Bets { round, .. }
             | Command::CloseBetting { round }
             | Command::Spin { round, .. }
@@ -1302,6 +1306,26 @@ impl Writer {
         let decide = Instant::now();
         let now = Utc::now();
         let ts = now_ts(now);
+        // The player register of the batch's players (002 § 6), read once for the batch.
+        let mut register = match register::Batch::load(
+            &mut self.conn,
+            now,
+            jobs.iter().map(|j| (j.operator.as_str(), &j.command)),
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                let pending = jobs
+                    .into_iter()
+                    .map(|job| Pending {
+                        job,
+                        reply: Reply::unavailable("retry"),
+                    })
+                    .collect();
+                self.fail_batch(pending, None, &format!("reading the player register: {e}"));
+                self.reload();
+                return;
+            }
+        };
         let mut pending: Vec<Pending> = Vec::with_capacity(jobs.len());
         let mut builder = self.appender.builder();
         let mut new_seeds: Vec<(String, [u8; 32])> = Vec::new();
@@ -1395,13 +1419,20 @@ impl Writer {
                         return;
                     }
                 }
+            } else if let Command::Register(c) = &job.command {
+                Some(match register.decide(&job.operator, c) {
+                    Ok(events) => (events, Reply::ok(200, &json!({}))),
+                    Err(r) => (Vec::new(), Reply::refusal(refusal_status(&r), &r)),
+                })
             } else {
                 None
             };
             let (events, mut reply) = match (self.quota_refusal(&state, &job), decided) {
                 (Some(r), _) => (Vec::new(), r),
                 (None, Some(d)) => d,
-                (None, None) => self.decide(&state, &job, now, &mut new_seeds, &mut revealed),
+                (None, None) => {
+                    self.decide(&state, &job, now, &mut new_seeds, &mut revealed, &register)
+                }
             };
             let events = exception::with_actor(events, job.actor.as_deref());
             let mut events = self.bounded_events(&state, &job, events, &reply);
@@ -1466,6 +1497,13 @@ impl Writer {
                     key_rows.extend(rows.iter().cloned());
                 }
             }
+            // Stakes, losses and register changes counted for the player register.
+            register.count(&job.operator, &events);
+            if let Command::Register(c) = &job.command {
+                if !reply.is_problem() {
+                    reply = register.reply(&job.operator, c.player());
+                }
+            }
             // What the settlements owe, due 30 days on (002 § 9(1)); a payment confirmed.
             if !reply.is_problem() {
                 let due = payouts::due_of_events(&events, &job.operator, now);
@@ -1498,6 +1536,7 @@ impl Writer {
             key_rows,
             payouts_due: due_rows,
             payouts_confirmed: confirmed,
+            register: register.into_writes(),
         };
         drop(state);
         metrics.writer.decide.observe(crate::observe::since(decide));
@@ -1788,6 +1827,7 @@ impl Writer {
         now: DateTime<Utc>,
         new_seeds: &mut Vec<(String, [u8; 32])>,
         revealed: &mut Vec<String>,
+        register: &register::Batch,
     ) -> (Vec<Event>, Reply) {
         let op = job.operator.as_str();
         let refused = |r: Refusal| (Vec::new(), Reply::refusal(refusal_status(&r), &r));
@@ -1976,7 +2016,16 @@ impl Writer {
                     Err(r) => refused(r),
                 }
             }
-            Command::Bets { round, bets } => match state.decide_bets(op, round, now, bets) {
+            Command::Bets { round, bets } => match {
+                // The player register (002 § 6): an excluded player, a limit exceeded.
+                let mut earlier: HashMap<String, i64> = HashMap::new();
+                state.decide_bets_guarded(op, round, now, bets, &mut |player, stake| {
+                    let before = earlier.get(player).copied().unwrap_or(0);
+                    register.check_bet(op, player, stake, before)?;
+                    *earlier.entry(player.to_string()).or_default() += stake;
+                    Ok(())
+                })
+            } {
                 Ok(events) => {
                     let results: Vec<BetResult> = events
                         .iter()
@@ -2259,9 +2308,9 @@ impl Writer {
                 Err(r) => refused(r),
             },
             // Decided in `process` against the stored amount owed.
-            Command::ConfirmPayout { .. } => refused(Refusal::new(
+            Command::Register(_) | Command::ConfirmPayout { .. } => refused(Refusal::new(
                 "unavailable",
-                "a confirmation of payment is decided with the store",
+                "a confirmation of payment or a register change is decided with its stored rows",
             )),
             Command::Connection {
                 table,
@@ -2532,7 +2581,8 @@ pub fn refusal_status(r: &Refusal) -> u16 {
         | "decisions_open"
         | "decision_time_open"
         | "partial_void_not_possible"
-        | "payout_already_confirmed" => 409,
+        | "payout_already_confirmed"
+        | "not_excluded" => 409,
         "unavailable" | "rng_unavailable" | "outcome_unknown" => 503,
         // Approved plan releases (`approval.rs`).
         "approval_not_found" => 404,
@@ -2889,7 +2939,11 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
         | Event::StateSnapshot { .. }
         | Event::ApiKeyCreated { .. }
         | Event::ApiKeyRevoked { .. }
-        | Event::ApiKeyExpirySet { .. } => (None, None, None),
+        | Event::ApiKeyExpirySet { .. }
+        | Event::PlayerExcluded { .. }
+        | Event::PlayerExclusionLifted { .. }
+        | Event::PlayerLimitsSet { .. }
+        | Event::PlayerUsageReported { .. } => (None, None, None),
         Event::TableOpened { table, .. } | Event::TableClosed { table, .. } => {
             (Some(table), None, None)
         }
