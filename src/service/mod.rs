@@ -1830,6 +1830,11 @@ impl Writer {
         register: &register::Batch,
     ) -> (Vec<Event>, Reply) {
         let op = job.operator.as_str();
+        // Bets pass the player register too (002 § 6): an excluded player, a limit exceeded.
+        let mut guard = register.guard(op);
+        let mut place_bets = |round: &str, bets: &[(String, Value)]| {
+            state.decide_bets_guarded(op, round, now, bets, &mut guard)
+        };
         let refused = |r: Refusal| (Vec::new(), Reply::refusal(refusal_status(&r), &r));
         if self.require_approval {
             if let Err(r) = self.approved_now(state, op, &job.command, now) {
@@ -2016,16 +2021,7 @@ impl Writer {
                     Err(r) => refused(r),
                 }
             }
-            Command::Bets { round, bets } => match {
-                // The player register (002 § 6): an excluded player, a limit exceeded.
-                let mut earlier: HashMap<String, i64> = HashMap::new();
-                state.decide_bets_guarded(op, round, now, bets, &mut |player, stake| {
-                    let before = earlier.get(player).copied().unwrap_or(0);
-                    register.check_bet(op, player, stake, before)?;
-                    *earlier.entry(player.to_string()).or_default() += stake;
-                    Ok(())
-                })
-            } {
+            Command::Bets { round, bets } => match place_bets(round, bets) {
                 Ok(events) => {
                     let results: Vec<BetResult> = events
                         .iter()

@@ -532,6 +532,18 @@ impl Batch {
         Ok(())
     }
 
+    /// [`Batch::check_bet`] for the bets of one request, in order: each bet accepted counts
+    /// toward the next ones of its player.
+    pub fn guard<'a>(&'a self, op: &'a str) -> impl FnMut(&str, i64) -> Result<(), Refusal> + 'a {
+        let mut earlier: HashMap<String, i64> = HashMap::new();
+        move |player, stake| {
+            let before = earlier.get(player).copied().unwrap_or(0);
+            self.check_bet(op, player, stake, before)?;
+            *earlier.entry(player.to_string()).or_default() += stake;
+            Ok(())
+        }
+    }
+
     /// Decides a register command: its events, or a refusal.
     pub fn decide(&self, op: &str, c: &RegisterCommand) -> Result<Vec<Event>, Refusal> {
         let player = c.player();
