@@ -871,65 +871,63 @@ pub fn write(c: &mut DbConnection, w: &Writes) -> Result<(), diesel::result::Err
                 .execute(c)?;
         }
     }
-    let row = |op: &String, player: &String, period: &String| {
-        player_usage::table
-            .filter(player_usage::operator_id.eq(op.clone()))
-            .filter(player_usage::player.eq(player.clone()))
-            .filter(player_usage::period.eq(period.clone()))
-    };
-    let insert = |c: &mut DbConnection,
-                  (op, player, period): &PeriodKey,
-                  u: Usage|
-     -> Result<usize, diesel::result::Error> {
-        diesel::insert_into(player_usage::table)
-            .values((
-                player_usage::operator_id.eq(op),
-                player_usage::player.eq(player),
-                player_usage::period.eq(period),
-                player_usage::staked_minor.eq(u.staked),
-                player_usage::net_loss_minor.eq(u.net_loss),
-                player_usage::reported_staked_minor.eq(u.reported_staked),
-                player_usage::reported_net_loss_minor.eq(u.reported_net_loss),
-            ))
-            .execute(c)
-    };
-    for (k, (staked, net_loss)) in &w.deltas {
-        let n = diesel::update(row(&k.0, &k.1, &k.2))
-            .set((
-                player_usage::staked_minor.eq(player_usage::staked_minor + *staked),
-                player_usage::net_loss_minor.eq(player_usage::net_loss_minor + *net_loss),
-            ))
-            .execute(c)?;
-        if n == 0 {
-            insert(
-                c,
-                k,
-                Usage {
-                    staked: *staked,
-                    net_loss: *net_loss,
-                    ..Usage::default()
-                },
-            )?;
-        }
-    }
-    for (k, (staked, net_loss)) in &w.reported {
-        let n = diesel::update(row(&k.0, &k.1, &k.2))
-            .set((
-                player_usage::reported_staked_minor.eq(*staked),
-                player_usage::reported_net_loss_minor.eq(*net_loss),
-            ))
-            .execute(c)?;
-        if n == 0 {
-            insert(
-                c,
-                k,
-                Usage {
-                    reported_staked: *staked,
-                    reported_net_loss: *net_loss,
-                    ..Usage::default()
-                },
-            )?;
-        }
+    upsert(c, &w.deltas, true)?;
+    upsert(c, &w.reported, false)?;
+    Ok(())
+}
+
+/// Rows of one upsert statement.
+const UPSERT_ROWS: usize = 500;
+
+/// A SQL string literal (ids are checked `a-z A-Z 0-9 _ -`; quotes are doubled anyway).
+fn lit(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// Counted amounts added (`add`), or reported amounts set, as one multi-row
+/// `INSERT … ON CONFLICT DO UPDATE` per 500 rows (SQLite and PostgreSQL alike): a batch of
+/// bets by many players costs a statement, not a round trip per player and period.
+fn upsert(
+    c: &mut DbConnection,
+    rows: &BTreeMap<PeriodKey, (i64, i64)>,
+    add: bool,
+) -> Result<(), diesel::result::Error> {
+    let rows: Vec<_> = rows.iter().collect();
+    for chunk in rows.chunks(UPSERT_ROWS) {
+        let values: Vec<String> = chunk
+            .iter()
+            .map(|((op, player, period), (staked, net_loss))| {
+                let (counted, reported) = if add {
+                    ((*staked, *net_loss), (0, 0))
+                } else {
+                    ((0, 0), (*staked, *net_loss))
+                };
+                format!(
+                    "({}, {}, {}, {}, {}, {}, {})",
+                    lit(op),
+                    lit(player),
+                    lit(period),
+                    counted.0,
+                    counted.1,
+                    reported.0,
+                    reported.1
+                )
+            })
+            .collect();
+        let set = if add {
+            "staked_minor = player_usage.staked_minor + excluded.staked_minor, \
+             net_loss_minor = player_usage.net_loss_minor + excluded.net_loss_minor"
+        } else {
+            "reported_staked_minor = excluded.reported_staked_minor, \
+             reported_net_loss_minor = excluded.reported_net_loss_minor"
+        };
+        diesel::sql_query(format!(
+            "INSERT INTO player_usage (operator_id, player, period, staked_minor, net_loss_minor, \
+             reported_staked_minor, reported_net_loss_minor) VALUES {} \
+             ON CONFLICT (operator_id, player, period) DO UPDATE SET {set}",
+            values.join(", ")
+        ))
+        .execute(c)?;
     }
     Ok(())
 }
