@@ -194,6 +194,61 @@ pub const OPERATIONS: &[OperationErrors] = &[
             (503, &["unavailable"]),
         ],
     ),
+    op(
+        "POST",
+        "/v1/players/{player}/exclusion",
+        &[
+            (400, BAD_COMMAND),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (422, &["bad_exclusion", "bad_id", "idempotency_key_reused"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "POST",
+        "/v1/players/{player}/exclusion/lift",
+        &[
+            (400, BAD_COMMAND),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (409, &["not_excluded"]),
+            (422, &["bad_reason", "bad_id", "idempotency_key_reused"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "POST",
+        "/v1/players/{player}/limits",
+        &[
+            (400, BAD_COMMAND),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (422, &["bad_limits", "bad_id", "idempotency_key_reused"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "POST",
+        "/v1/players/{player}/usage",
+        &[
+            (400, BAD_COMMAND),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (422, &["bad_usage", "bad_id", "idempotency_key_reused"]),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
+        "GET",
+        "/v1/players/{player}",
+        &[
+            (400, &["malformed_query", "operator_required"]),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (503, &["unavailable"]),
+        ],
+    ),
     op("GET", "/docs/{file}", &[(404, &["no_such_route"])]),
     op("GET", "/readyz", &[(503, &["not_ready"])]),
     op(

@@ -13,6 +13,7 @@ pub mod listings;
 pub mod openapi;
 pub mod payouts;
 pub mod plans;
+pub mod players;
 pub mod problem;
 pub mod schemas;
 mod shape;

@@ -401,7 +401,8 @@ pub struct Bets {
 /// Places bets: each one accepted or refused on its own.
 ///
 /// 1–500 bets per request. A refused bet (`betting_closed`, `player_disconnected`, a limit,
-/// a layout…) is logged with the rule and clause that refused it and reported in `results`:
+/// a layout…; `player_excluded` or `limit_exceeded` from the player register, 002 § 6(2),
+/// (3)) is logged with the rule and clause that refused it and reported in `results`:
 /// the request as a whole still answers 200. A bet is acknowledged as accepted only once its
 /// log entry is durable. Roles: **operator**, own
 /// tables only.

@@ -386,6 +386,47 @@ pub enum Event {
         /// The payment was made after its due time.
         late: bool,
     },
+    /// 002 § 6(2): the operator excluded a player from its games (the national register of
+    /// excluded persons, or the player's self-exclusion); `replaces`: the exclusion it
+    /// replaced. Kept in the player register (`crate::service::register`), not in the state.
+    PlayerExcluded {
+        player: String,
+        exclusion: crate::service::register::Exclusion,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replaces: Option<crate::service::register::Exclusion>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<regulator::Actor>,
+        at: DateTime<Utc>,
+    },
+    /// A player's exclusion lifted, with the reason.
+    PlayerExclusionLifted {
+        player: String,
+        lifted: crate::service::register::Exclusion,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<regulator::Actor>,
+        at: DateTime<Utc>,
+    },
+    /// 002 § 6(3): a player's self-limits changed; each change with the time it takes effect.
+    PlayerLimitsSet {
+        player: String,
+        changes: Vec<crate::service::register::LimitChange>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<regulator::Actor>,
+        at: DateTime<Utc>,
+    },
+    /// 002 § 6(3): what the operator reports the player used in its other games in the
+    /// current day and month (it replaces the earlier report of the same period).
+    PlayerUsageReported {
+        player: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        day: Option<crate::service::register::ReportedUsage>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        month: Option<crate::service::register::ReportedUsage>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<regulator::Actor>,
+        at: DateTime<Utc>,
+    },
     /// Any other operator command refused (opening a table or round, a void, …): what was
     /// asked, of which table or round, and why not.
     CommandRefused {
@@ -454,6 +495,10 @@ impl Event {
         "blackjack_input",
         "seat_released",
         "payout_confirmed",
+        "player_excluded",
+        "player_exclusion_lifted",
+        "player_limits_set",
+        "player_usage_reported",
     ];
 
     /// The audit entry kind.
@@ -495,6 +540,10 @@ impl Event {
             Event::BlackjackInput { .. } => "blackjack_input",
             Event::SeatReleased { .. } => "seat_released",
             Event::PayoutConfirmed { .. } => "payout_confirmed",
+            Event::PlayerExcluded { .. } => "player_excluded",
+            Event::PlayerExclusionLifted { .. } => "player_exclusion_lifted",
+            Event::PlayerLimitsSet { .. } => "player_limits_set",
+            Event::PlayerUsageReported { .. } => "player_usage_reported",
         }
     }
 
@@ -1120,6 +1169,19 @@ impl State {
         now: DateTime<Utc>,
         bets: &[(String, Value)],
     ) -> Result<Vec<Event>, Refusal> {
+        self.decide_bets_guarded(operator, round, now, bets, &mut |_, _| Ok(()))
+    }
+
+    /// [`State::decide_bets`], each bet the plan accepts put last to `guard` with its player
+    /// and stake (the player register, 002 § 6): a bet it refuses is logged refused.
+    pub fn decide_bets_guarded(
+        &self,
+        operator: &str,
+        round: &str,
+        now: DateTime<Utc>,
+        bets: &[(String, Value)],
+        guard: &mut dyn FnMut(&str, i64) -> Result<(), Refusal>,
+    ) -> Result<Vec<Event>, Refusal> {
         let r = self.round_of_operator(operator, round)?;
         if bets.is_empty() || bets.len() > MAX_BETS_PER_REQUEST {
             return Err(refuse(
@@ -1221,6 +1283,10 @@ impl State {
                 }
             }
             let stake_minor = placements.stake_minor();
+            if let Err(e) = guard(player, stake_minor) {
+                events.push(refused(e));
+                continue;
+            }
             let bet = bet_id(round, next_index);
             next_index += 1;
             events.push(Event::BetAccepted {
@@ -2385,6 +2451,11 @@ impl State {
             | Event::CommandRefused { .. } => {}
             // What is owed and paid lives in the store (`payouts_due`), not in the game state.
             Event::PayoutConfirmed { .. } => {}
+            // The player register lives in the store (`player_register`), not in the state.
+            Event::PlayerExcluded { .. }
+            | Event::PlayerExclusionLifted { .. }
+            | Event::PlayerLimitsSet { .. }
+            | Event::PlayerUsageReported { .. } => {}
             Event::BettingClosed { round, .. } => {
                 self.rounds
                     .get_mut(round)

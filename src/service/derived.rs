@@ -32,6 +32,8 @@ pub struct Derived {
     /// Amounts this batch's settlements owe (002 § 9(1)), and payments confirmed in it.
     pub payouts_due: Vec<super::payouts::DueRow>,
     pub payouts_confirmed: Vec<super::payouts::Confirmed>,
+    /// The player register's changes and counts (002 § 6).
+    pub register: super::register::Writes,
 }
 
 /// A new API key's row: the secret only as its SHA-256.
@@ -103,6 +105,7 @@ pub fn write(c: &mut DbConnection, d: &Derived) -> Result<(), diesel::result::Er
             .execute(c)?;
     }
     super::payouts::write(c, &d.payouts_due, &d.payouts_confirmed)?;
+    super::register::write(c, &d.register)?;
     for k in &d.key_rows {
         use crate::store::schema::api_keys;
         diesel::insert_into(api_keys::table)

@@ -32,7 +32,11 @@ pub fn with_actor(mut events: Vec<Event>, actor: Option<&Actor>) -> Vec<Event> {
             Event::RoundVoided { actor, .. }
             | Event::TableClosed { actor, .. }
             | Event::RoundPaused { actor, .. }
-            | Event::RoundResumed { actor, .. } => *actor = Some(a.clone()),
+            | Event::RoundResumed { actor, .. }
+            | Event::PlayerExcluded { actor, .. }
+            | Event::PlayerExclusionLifted { actor, .. }
+            | Event::PlayerLimitsSet { actor, .. }
+            | Event::PlayerUsageReported { actor, .. } => *actor = Some(a.clone()),
             _ => {}
         }
     }

@@ -43,6 +43,10 @@ pub const SIGNIFICANT_KINDS: &[&str] = &[
     "key_revoked",
     "key_rotated",
     "config_changed",
+    // The player register (002 § 6(2), (3)).
+    "player_excluded",
+    "player_exclusion_lifted",
+    "player_limits_set",
 ];
 
 /// Kinds whose payload carries a refusal with its code.

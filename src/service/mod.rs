@@ -48,6 +48,7 @@ pub mod feed;
 pub mod health;
 pub mod payouts;
 pub mod refusal;
+pub mod register;
 pub mod retention;
 pub mod secrets;
 pub mod summary;
@@ -192,6 +193,8 @@ pub enum Command {
         player: String,
         wallet_reference: String,
     },
+    /// A change to the operator's player register (`register`, 002 § 6).
+    Register(register::RegisterCommand),
 }
 
 impl Command {
@@ -223,6 +226,7 @@ impl Command {
             Command::PartialVoid { .. } => "partial_void",
             Command::Withdraw { .. } => "withdraw_bets",
             Command::ConfirmPayout { .. } => "confirm_payout",
+            Command::Register(c) => c.name(),
         }
     }
 
@@ -235,7 +239,7 @@ impl Command {
             | Command::Shoe { table, .. }
             | Command::TableAction { table, .. }
             | Command::Connection { table, .. } => (Some(table.clone()), None),
-            Command::Keys { .. } => (None, None),
+            Command::Keys { .. } | Command::Register(_) => (None, None),
             Command::Bets { round, .. }
             | Command::CloseBetting { round }
             | Command::Spin { round, .. }
@@ -520,6 +524,8 @@ struct Writer {
     /// The idempotent answers of the batch in flight, for a retry that arrives before it is
     /// stored.
     in_flight_answers: HashMap<(String, String), (String, Reply)>,
+    /// The player-register counts of the batch in flight, for the next batch's limits.
+    in_flight_register: Option<register::Writes>,
 }
 
 impl Service {
@@ -634,6 +640,7 @@ impl Service {
             outcomes,
             in_flight: false,
             in_flight_answers: HashMap::new(),
+            in_flight_register: None,
         };
         // The log's size right after the snapshot this start read (0 without one). Not the
         // log's size: the tail replayed at start is in no snapshot yet, so a clean stop with no
@@ -1375,6 +1382,31 @@ impl Writer {
         let decide = Instant::now();
         let now = Utc::now();
         let ts = now_ts(now);
+        // The player register of the batch's players (002 § 6), read once for the batch.
+        let mut register = match register::Batch::load(
+            &mut self.conn,
+            now,
+            jobs.iter().map(|j| (j.operator.as_str(), &j.command)),
+        ) {
+            // What the batch in flight counted is not in the store yet: counted on top.
+            Ok(r) => match &self.in_flight_register {
+                Some(w) => r.with_in_flight(w),
+                None => r,
+            },
+            Err(e) => {
+                let pending = jobs
+                    .into_iter()
+                    .map(|job| Pending {
+                        job,
+                        reply: Reply::unavailable("retry"),
+                        record: false,
+                    })
+                    .collect();
+                self.fail_batch(pending, None, &format!("reading the player register: {e}"));
+                self.reload();
+                return;
+            }
+        };
         let mut pending: Vec<Pending> = Vec::with_capacity(jobs.len());
         let mut builder = self.appender.builder();
         let mut new_seeds: Vec<(String, [u8; 32])> = Vec::new();
@@ -1478,13 +1510,20 @@ impl Writer {
                         return;
                     }
                 }
+            } else if let Command::Register(c) = &job.command {
+                Some(match register.decide(&job.operator, c) {
+                    Ok(events) => (events, Reply::ok(200, &json!({}))),
+                    Err(r) => (Vec::new(), Reply::refusal(refusal_status(&r), &r)),
+                })
             } else {
                 None
             };
             let (events, mut reply) = match (self.quota_refusal(&state, &job), decided) {
                 (Some(r), _) => (Vec::new(), r),
                 (None, Some(d)) => d,
-                (None, None) => self.decide(&state, &job, now, &mut new_seeds, &mut revealed),
+                (None, None) => {
+                    self.decide(&state, &job, now, &mut new_seeds, &mut revealed, &register)
+                }
             };
             let events = exception::with_actor(events, job.actor.as_deref());
             let mut events = self.bounded_events(&state, &job, events, &reply);
@@ -1549,6 +1588,13 @@ impl Writer {
                     key_rows.extend(rows.iter().cloned());
                 }
             }
+            // Stakes, losses and register changes counted for the player register.
+            register.count(&job.operator, &events);
+            if let Command::Register(c) = &job.command {
+                if !reply.is_problem() {
+                    reply = register.reply(&job.operator, c.player());
+                }
+            }
             // What the settlements owe, due 30 days on (002 § 9(1)); a payment confirmed.
             if !reply.is_problem() {
                 let due = payouts::due_of_events(&events, &job.operator, now);
@@ -1585,6 +1631,7 @@ impl Writer {
             key_rows,
             payouts_due: due_rows,
             payouts_confirmed: confirmed,
+            register: register.into_writes(),
         };
         drop(state);
         metrics.writer.decide.observe(crate::observe::since(decide));
@@ -1639,6 +1686,7 @@ impl Writer {
                 );
             }
         }
+        self.in_flight_register = Some(derived.register.clone());
         let mut evict = faulted;
         evict.rounds.extend(finished_now.rounds);
         evict.tables.extend(finished_now.tables);
@@ -1656,6 +1704,7 @@ impl Writer {
             Ok(()) => self.in_flight = true,
             Err(mpsc::SendError(c)) => {
                 self.in_flight_answers.clear();
+                self.in_flight_register = None;
                 self.fail_batch(c.pending, None, "the committer has stopped");
                 self.reload();
             }
@@ -1671,6 +1720,7 @@ impl Writer {
         }
         self.in_flight = false;
         self.in_flight_answers.clear();
+        self.in_flight_register = None;
         match self.outcomes.recv() {
             Ok(committer::Outcome::Written) => {
                 self.lease_renewed = Instant::now();
@@ -1876,8 +1926,14 @@ impl Writer {
         now: DateTime<Utc>,
         new_seeds: &mut Vec<(String, [u8; 32])>,
         revealed: &mut Vec<String>,
+        register: &register::Batch,
     ) -> (Vec<Event>, Reply) {
         let op = job.operator.as_str();
+        // Bets pass the player register too (002 § 6): an excluded player, a limit exceeded.
+        let mut guard = register.guard(op);
+        let mut place_bets = |round: &str, bets: &[(String, Value)]| {
+            state.decide_bets_guarded(op, round, now, bets, &mut guard)
+        };
         let refused = |r: Refusal| (Vec::new(), Reply::refusal(refusal_status(&r), &r));
         if self.require_approval {
             if let Err(r) = self.approved_now(state, op, &job.command, now) {
@@ -2064,7 +2120,7 @@ impl Writer {
                     Err(r) => refused(r),
                 }
             }
-            Command::Bets { round, bets } => match state.decide_bets(op, round, now, bets) {
+            Command::Bets { round, bets } => match place_bets(round, bets) {
                 Ok(events) => {
                     let results: Vec<BetResult> = events
                         .iter()
@@ -2347,9 +2403,9 @@ impl Writer {
                 Err(r) => refused(r),
             },
             // Decided in `process` against the stored amount owed.
-            Command::ConfirmPayout { .. } => refused(Refusal::new(
+            Command::Register(_) | Command::ConfirmPayout { .. } => refused(Refusal::new(
                 "unavailable",
-                "a confirmation of payment is decided with the store",
+                "a confirmation of payment or a register change is decided with its stored rows",
             )),
             Command::Connection {
                 table,
@@ -2603,7 +2659,8 @@ pub fn refusal_status(r: &Refusal) -> u16 {
         | "decisions_open"
         | "decision_time_open"
         | "partial_void_not_possible"
-        | "payout_already_confirmed" => 409,
+        | "payout_already_confirmed"
+        | "not_excluded" => 409,
         "unavailable" | "rng_unavailable" | "outcome_unknown" => 503,
         // Approved plan releases (`approval.rs`).
         "approval_not_found" => 404,
@@ -2960,7 +3017,11 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
         | Event::StateSnapshot { .. }
         | Event::ApiKeyCreated { .. }
         | Event::ApiKeyRevoked { .. }
-        | Event::ApiKeyExpirySet { .. } => (None, None, None),
+        | Event::ApiKeyExpirySet { .. }
+        | Event::PlayerExcluded { .. }
+        | Event::PlayerExclusionLifted { .. }
+        | Event::PlayerLimitsSet { .. }
+        | Event::PlayerUsageReported { .. } => (None, None, None),
         Event::TableOpened { table, .. } | Event::TableClosed { table, .. } => {
             (Some(table), None, None)
         }

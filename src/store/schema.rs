@@ -125,3 +125,23 @@ diesel::table! {
 }
 
 diesel::allow_tables_to_appear_in_same_query!(audit_entries, audit_entry_tags);
+
+diesel::table! {
+    player_register (operator_id, player) {
+        operator_id -> Text,
+        player -> Text,
+        body -> Text,
+    }
+}
+
+diesel::table! {
+    player_usage (operator_id, player, period) {
+        operator_id -> Text,
+        player -> Text,
+        period -> Text,
+        staked_minor -> BigInt,
+        net_loss_minor -> BigInt,
+        reported_staked_minor -> BigInt,
+        reported_net_loss_minor -> BigInt,
+    }
+}

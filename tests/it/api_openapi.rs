@@ -433,7 +433,8 @@ fn operator_commands_declare_the_idempotency_key_the_server_demands() {
             .find(|p| p["in"] == "header" && p["name"] == "Idempotency-Key");
         let is_command = template.starts_with("/v1/tables")
             || template.starts_with("/v1/rounds")
-            || template.starts_with("/v1/payouts");
+            || template.starts_with("/v1/payouts")
+            || template.starts_with("/v1/players");
         if !is_command {
             // The two other changes are documented, and behave, as taking no key: signing a
             // checkpoint is naturally idempotent, and each key creation is a new key.
@@ -470,6 +471,8 @@ fn operator_commands_declare_the_idempotency_key_the_server_demands() {
             &template,
             &[if template.contains("{round}") {
                 "t1.1"
+            } else if template.contains("{player}") {
+                "p1"
             } else {
                 "t1"
             }],
@@ -484,7 +487,7 @@ fn operator_commands_declare_the_idempotency_key_the_server_demands() {
             "POST {path} without an Idempotency-Key: {b}"
         );
     }
-    assert_eq!(commands, 14, "the operator commands");
+    assert_eq!(commands, 18, "the operator commands");
     // And those without it need none.
     let (s, b) = api.call(
         "POST",
@@ -1131,6 +1134,102 @@ fn real_requests_and_responses_match_the_spec() {
     let (s, b) = api.get("/v1/payouts/overdue", &[], Some(op1));
     assert_eq!((s, &b["overdue"]), (200, &json!([])), "{b}");
     note("GET", "/v1/payouts/overdue");
+    // The player register (002 § 6).
+    let player = |tail: &str, key: &str, body: Value| {
+        api.command(
+            &format!("/v1/players/{{player}}{tail}"),
+            &["reg-1"],
+            key,
+            body,
+        )
+    };
+    let (s, b) = player(
+        "/exclusion",
+        op1,
+        json!({"source": "self_exclusion", "until": "2099-01-01T00:00:00Z", "person": "desk-1"}),
+    );
+    assert_eq!((s, &b["excluded"]), (200, &json!(true)), "{b}");
+    let (s, b) = player(
+        "/exclusion",
+        op1,
+        json!({"source": "national_register", "from": "2026-01-02T00:00:00Z", "until": "2026-01-01T00:00:00Z"}),
+    );
+    assert_eq!((s, b["code"].as_str()), (422, Some("bad_exclusion")), "{b}");
+    note("POST", "/v1/players/{player}/exclusion");
+    let (s, b) = player(
+        "/exclusion/lift",
+        op1,
+        json!({"reason": "entered in error"}),
+    );
+    assert_eq!((s, &b["excluded"]), (200, &json!(false)), "{b}");
+    let (s, b) = player("/exclusion/lift", op1, json!({"reason": "again"}));
+    assert_eq!((s, b["code"].as_str()), (409, Some("not_excluded")), "{b}");
+    let (s, b) = player(
+        "/exclusion/lift",
+        op2,
+        json!({"reason": "another operator's"}),
+    );
+    assert_eq!((s, b["code"].as_str()), (409, Some("not_excluded")), "{b}");
+    note("POST", "/v1/players/{player}/exclusion/lift");
+    let (s, b) = player("/limits", op1, json!({"stakes_per_day_minor": 5000}));
+    assert_eq!(
+        (s, &b["limits"][0]["value_minor"]),
+        (200, &json!(5000)),
+        "{b}"
+    );
+    let (s, b) = player("/limits", op1, json!({"stake_per_bet_minor": -1}));
+    assert_eq!((s, b["code"].as_str()), (422, Some("bad_limits")), "{b}");
+    note("POST", "/v1/players/{player}/limits");
+    let (s, b) = player(
+        "/usage",
+        op1,
+        json!({"day": {"staked_minor": 100, "net_loss_minor": 40}}),
+    );
+    assert_eq!(
+        (s, &b["day"]["reported"]["staked_minor"]),
+        (200, &json!(100)),
+        "{b}"
+    );
+    let (s, b) = player("/usage", op1, json!({}));
+    assert_eq!((s, b["code"].as_str()), (422, Some("bad_usage")), "{b}");
+    note("POST", "/v1/players/{player}/usage");
+    let (s, b) = api.get("/v1/players/{player}", &["reg-1"], Some(op1));
+    assert_eq!(
+        (s, &b["day"]["reported"]["net_loss_minor"]),
+        (200, &json!(40)),
+        "{b}"
+    );
+    let (s, b) = api.get("/v1/players/{player}", &["reg-1"], Some(auditor));
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (400, Some("operator_required")),
+        "{b}"
+    );
+    let (s, b) = api.call(
+        "GET",
+        "/v1/players/{player}",
+        &["reg-1"],
+        "?operator=op1",
+        Some(auditor),
+        None,
+        None,
+    );
+    assert_eq!(
+        (s, &b["limits"][0]["limit"]),
+        (200, &json!("stakes_per_day")),
+        "{b}"
+    );
+    let (s, b) = api.call(
+        "GET",
+        "/v1/players/{player}",
+        &["reg-1"],
+        "?operator=op1",
+        Some(op2),
+        None,
+        None,
+    );
+    assert_eq!((s, b["code"].as_str()), (403, Some("forbidden")), "{b}");
+    note("GET", "/v1/players/{player}");
     let (s, b) = api.get("/v1/rounds/{round}/settlement", &[&void_round], Some(op1));
     assert_eq!((s, b["phase"].as_str()), (200, Some("voided")));
     let open_round = round_of("t-live");

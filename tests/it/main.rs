@@ -31,6 +31,7 @@ mod plan_player_games;
 mod plan_roulette;
 mod protect;
 mod readme;
+mod register;
 mod regulator;
 mod replay;
 mod server;

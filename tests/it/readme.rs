@@ -239,6 +239,15 @@ fn schema_of(v: &Value) -> Option<&'static str> {
         "WithdrawApproval"
     } else if has("reported") {
         "PauseRequest"
+    } else if has("source") {
+        "ExcludeRequest"
+    } else if has("day") || has("month") {
+        "UsageRequest"
+    } else if v
+        .as_object()
+        .is_some_and(|m| m.keys().any(|k| k.contains("_per_")))
+    {
+        "LimitsRequest"
     } else if has("reason") {
         "Reason"
     } else {

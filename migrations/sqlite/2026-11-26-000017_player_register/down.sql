@@ -1,0 +1,2 @@
+DROP TABLE player_usage;
+DROP TABLE player_register;

@@ -1,0 +1,1136 @@
+//! The player register of each operator (002 § 6(2), (3); issue 16 point 2): exclusions (from
+//! the national register of excluded persons, or a player's self-exclusion) and self-limits
+//! (the stake of one bet; the stakes and the net loss of a day and of a month).
+//!
+//! Every change is logged, naming who made it (`player_excluded`, `player_exclusion_lifted`,
+//! `player_limits_set`, `player_usage_reported`). A bet by an excluded player, or one that
+//! would exceed a limit, is refused (`player_excluded`, `limit_exceeded`) with the clause.
+//!
+//! Nothing of it is held in memory: the register (`player_register`) and what was counted per
+//! day and month (`player_usage`) are read from the store once per batch for the players the
+//! batch's commands name ([`Batch::load`]), and what the batch changes is written in its
+//! transaction ([`write`]). Counting, per operator and player, in Europe/Prague local time:
+//!
+//! * a stake counts when it is accepted (a bet; a stake a decision adds: a double, a split,
+//!   insurance, a call), in the day and month it was accepted; a stake refunded later (a void,
+//!   a withdrawal) still counts toward the stake limits (an assumption: the stake was wagered);
+//! * the net loss (stakes minus what the settlement credits) counts when the round settles,
+//!   in the day and month of the settlement; a net win lowers it;
+//! * until its round settles, a stake counts as a potential loss: the net-loss limits compare
+//!   the settled net loss **plus every open stake plus the new stake** with the limit (a
+//!   conservative choice: a bet is refused if losing every open stake would exceed the limit);
+//! * what the operator reports the player used elsewhere in the same day and month (§ 6(3):
+//!   the limits are set together for the internet technical game, live game and lottery) is
+//!   added to what pitboss counted.
+//!
+//! Assumptions (the documents give none of these values): a lowered limit (or a new one)
+//! takes effect at once; a raised or removed limit after [`RAISE_DELAY_HOURS`] hours; periods
+//! are the calendar day and month of Europe/Prague (CET, UTC+1; CEST, UTC+2 from the last
+//! Sunday of March 01:00 UTC to the last Sunday of October 01:00 UTC, the EU rule).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc, Weekday};
+use diesel::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::games::Refusal;
+use crate::round::Event;
+use crate::store::schema::{player_register, player_usage};
+use crate::store::{DbConnection, StoreError};
+
+use super::{Command, Reply};
+
+/// § 6(2): the register of excluded persons, self-limiting measures.
+pub const CLAUSE_EXCLUSION: &str = "002 § 6(2)";
+/// § 6(3): self-limits set together for the technical game, the live game and the lottery.
+pub const CLAUSE_LIMITS: &str = "002 § 6(3)";
+/// Assumption: a raised (or removed) limit takes effect this many hours after it was set.
+pub const RAISE_DELAY_HOURS: i64 = 24;
+pub const TIME_ZONE: &str = "Europe/Prague";
+/// Largest amount accepted (a JSON integer's exact range).
+pub const MAX_MINOR: i64 = (1 << 53) - 1;
+/// Longest reason, in bytes.
+pub const MAX_REASON: usize = 500;
+/// The period row of open stakes.
+const OPEN: &str = "open";
+
+/// The stable codes of this module's refusals.
+pub mod code {
+    pub const PLAYER_EXCLUDED: &str = "player_excluded";
+    pub const LIMIT_EXCEEDED: &str = "limit_exceeded";
+    pub const BAD_EXCLUSION: &str = "bad_exclusion";
+    pub const NOT_EXCLUDED: &str = "not_excluded";
+    pub const BAD_LIMITS: &str = "bad_limits";
+    pub const BAD_USAGE: &str = "bad_usage";
+}
+
+/// Where an exclusion comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExclusionSource {
+    /// The register of persons excluded from gambling (rejstřík fyzických osob vyloučených).
+    NationalRegister,
+    /// The player's own exclusion.
+    SelfExclusion,
+}
+
+/// A player's exclusion: from when, until when (none: indefinitely), on what ground.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Exclusion {
+    pub source: ExclusionSource,
+    pub from: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Exclusion {
+    pub fn active_at(&self, t: DateTime<Utc>) -> bool {
+        self.from <= t && self.until.is_none_or(|u| t < u)
+    }
+}
+
+/// The self-limits, in minor units; an absent limit is no limit.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stake_per_bet_minor: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stakes_per_day_minor: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stakes_per_month_minor: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net_loss_per_day_minor: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net_loss_per_month_minor: Option<i64>,
+}
+
+/// The limits' names, as logged and answered.
+pub const LIMIT_NAMES: [&str; 5] = [
+    "stake_per_bet",
+    "stakes_per_day",
+    "stakes_per_month",
+    "net_loss_per_day",
+    "net_loss_per_month",
+];
+
+impl Limits {
+    fn values(&self) -> [Option<i64>; 5] {
+        [
+            self.stake_per_bet_minor,
+            self.stakes_per_day_minor,
+            self.stakes_per_month_minor,
+            self.net_loss_per_day_minor,
+            self.net_loss_per_month_minor,
+        ]
+    }
+}
+
+/// A raised or removed limit waiting for its time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PendingLimit {
+    /// The value it becomes (absent: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_minor: Option<i64>,
+    pub effective_at: DateTime<Utc>,
+}
+
+/// One limit: its value now (absent: no limit), and a raise waiting for its time.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Limit {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_minor: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<PendingLimit>,
+}
+
+impl Limit {
+    /// The limit in force at `t`.
+    pub fn at(&self, t: DateTime<Utc>) -> Option<i64> {
+        match &self.pending {
+            Some(p) if p.effective_at <= t => p.value_minor,
+            _ => self.value_minor,
+        }
+    }
+
+    /// As it stands at `t` (a raise whose time came is the value).
+    fn settled(&self, t: DateTime<Utc>) -> Limit {
+        match &self.pending {
+            Some(p) if p.effective_at <= t => Limit {
+                value_minor: p.value_minor,
+                pending: None,
+            },
+            _ => self.clone(),
+        }
+    }
+}
+
+/// One limit changed, as logged: from what, to what, from when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LimitChange {
+    /// One of `stake_per_bet`, `stakes_per_day`, `stakes_per_month`, `net_loss_per_day`,
+    /// `net_loss_per_month`.
+    pub limit: String,
+    /// The value in force before (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_minor: Option<i64>,
+    /// The value set (absent: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_minor: Option<i64>,
+    /// When it takes effect: at once when lowered or new; a raise or a removal after 24 h.
+    pub effective_at: DateTime<Utc>,
+}
+
+/// Amounts the operator reports the player used in its other games in one period.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Amounts {
+    pub staked_minor: i64,
+    /// Stakes minus what was credited (negative: a net win).
+    pub net_loss_minor: i64,
+}
+
+/// What was reported for one period, as logged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportedUsage {
+    /// `YYYY-MM-DD` or `YYYY-MM`, Europe/Prague.
+    pub period: String,
+    pub staked_minor: i64,
+    pub net_loss_minor: i64,
+}
+
+/// A player's register entry as stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclusion: Option<Exclusion>,
+    #[serde(default)]
+    pub limits: BTreeMap<String, Limit>,
+}
+
+impl Entry {
+    fn limit_at(&self, name: &str, t: DateTime<Utc>) -> Option<i64> {
+        self.limits.get(name).and_then(|l| l.at(t))
+    }
+}
+
+/// A register command, decided against the batch's read of the register.
+#[derive(Debug, Clone)]
+pub enum RegisterCommand {
+    Exclude {
+        player: String,
+        source: ExclusionSource,
+        from: Option<DateTime<Utc>>,
+        until: Option<DateTime<Utc>>,
+        reason: Option<String>,
+    },
+    Lift {
+        player: String,
+        reason: String,
+    },
+    SetLimits {
+        player: String,
+        limits: Limits,
+    },
+    ReportUsage {
+        player: String,
+        day: Option<Amounts>,
+        month: Option<Amounts>,
+    },
+}
+
+impl RegisterCommand {
+    pub fn player(&self) -> &str {
+        match self {
+            RegisterCommand::Exclude { player, .. }
+            | RegisterCommand::Lift { player, .. }
+            | RegisterCommand::SetLimits { player, .. }
+            | RegisterCommand::ReportUsage { player, .. } => player,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            RegisterCommand::Exclude { .. } => "exclude_player",
+            RegisterCommand::Lift { .. } => "lift_exclusion",
+            RegisterCommand::SetLimits { .. } => "set_limits",
+            RegisterCommand::ReportUsage { .. } => "report_usage",
+        }
+    }
+}
+
+// ----- time ---------------------------------------------------------------------------------
+
+fn last_sunday(year: i32, month: u32) -> NaiveDate {
+    let next = if month == 12 {
+        NaiveDate::from_ymd_opt(year + 1, 1, 1)
+    } else {
+        NaiveDate::from_ymd_opt(year, month + 1, 1)
+    }
+    .expect("a valid date");
+    let mut d = next.pred_opt().expect("a valid date");
+    while d.weekday() != Weekday::Sun {
+        d = d.pred_opt().expect("a valid date");
+    }
+    d
+}
+
+/// Europe/Prague's offset from UTC at `t` (the EU summer-time rule).
+pub fn prague_offset(t: DateTime<Utc>) -> Duration {
+    let y = t.year();
+    let at_one = |d: NaiveDate| {
+        Utc.from_utc_datetime(&d.and_hms_opt(1, 0, 0).expect("01:00 is a valid time"))
+    };
+    let start = at_one(last_sunday(y, 3));
+    let end = at_one(last_sunday(y, 10));
+    if t >= start && t < end {
+        Duration::hours(2)
+    } else {
+        Duration::hours(1)
+    }
+}
+
+/// The day (`YYYY-MM-DD`) and month (`YYYY-MM`) of `t` in Europe/Prague.
+pub fn periods(t: DateTime<Utc>) -> (String, String) {
+    let local = (t + prague_offset(t)).naive_utc();
+    (
+        local.format("%Y-%m-%d").to_string(),
+        local.format("%Y-%m").to_string(),
+    )
+}
+
+// ----- one batch ----------------------------------------------------------------------------
+
+/// Counted and reported amounts of one period.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Usage {
+    staked: i64,
+    net_loss: i64,
+    reported_staked: i64,
+    reported_net_loss: i64,
+}
+
+type PlayerKey = (String, String);
+type PeriodKey = (String, String, String);
+
+/// What a batch changes in the register, written in its transaction.
+#[derive(Debug, Default, Clone)]
+pub struct Writes {
+    entries: BTreeMap<PlayerKey, Option<Entry>>,
+    /// Counted amounts to add: `(staked, net_loss)`.
+    deltas: BTreeMap<PeriodKey, (i64, i64)>,
+    /// Reported amounts to set: `(staked, net_loss)`.
+    reported: BTreeMap<PeriodKey, (i64, i64)>,
+}
+
+/// The register as one batch sees it: the rows of its players read at its start, with its
+/// own changes on top.
+pub struct Batch {
+    now: DateTime<Utc>,
+    day: String,
+    month: String,
+    entries: HashMap<PlayerKey, Option<Entry>>,
+    usage: HashMap<PeriodKey, Usage>,
+    writes: Writes,
+}
+
+fn refuse(code: &str, message: impl Into<String>) -> Refusal {
+    Refusal::new(code, message)
+}
+
+/// The players a command's decision reads from the register.
+fn players_of(command: &Command) -> Vec<&str> {
+    match command {
+        Command::Bets { bets, .. } => bets.iter().map(|(p, _)| p.as_str()).collect(),
+        Command::Register(c) => vec![c.player()],
+        _ => Vec::new(),
+    }
+}
+
+impl Batch {
+    /// Reads the register and the current periods' usage of the players `commands` name
+    /// (one query per table and operator).
+    pub fn load<'a>(
+        conn: &mut DbConnection,
+        now: DateTime<Utc>,
+        commands: impl Iterator<Item = (&'a str, &'a Command)>,
+    ) -> Result<Batch, StoreError> {
+        let (day, month) = periods(now);
+        let mut by_operator: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for (op, c) in commands {
+            let players = players_of(c);
+            if !players.is_empty() {
+                by_operator.entry(op).or_default().extend(players);
+            }
+        }
+        let mut entries = HashMap::new();
+        let mut usage = HashMap::new();
+        for (op, players) in by_operator {
+            let players: Vec<&str> = players.into_iter().collect();
+            for p in &players {
+                entries.insert((op.to_string(), p.to_string()), None);
+            }
+            for chunk in players.chunks(500) {
+                let rows: Vec<(String, String)> = player_register::table
+                    .filter(player_register::operator_id.eq(op))
+                    .filter(player_register::player.eq_any(chunk))
+                    .select((player_register::player, player_register::body))
+                    .load(conn)?;
+                for (player, body) in rows {
+                    let e: Entry = serde_json::from_str(&body)
+                        .map_err(|e| StoreError::Corrupt(format!("player register: {e}")))?;
+                    entries.insert((op.to_string(), player), Some(e));
+                }
+                let rows: Vec<(String, String, i64, i64, i64, i64)> = player_usage::table
+                    .filter(player_usage::operator_id.eq(op))
+                    .filter(player_usage::player.eq_any(chunk))
+                    .filter(player_usage::period.eq_any([day.as_str(), month.as_str(), OPEN]))
+                    .select((
+                        player_usage::player,
+                        player_usage::period,
+                        player_usage::staked_minor,
+                        player_usage::net_loss_minor,
+                        player_usage::reported_staked_minor,
+                        player_usage::reported_net_loss_minor,
+                    ))
+                    .load(conn)?;
+                for (player, period, staked, net_loss, reported_staked, reported_net_loss) in rows {
+                    usage.insert(
+                        (op.to_string(), player, period),
+                        Usage {
+                            staked,
+                            net_loss,
+                            reported_staked,
+                            reported_net_loss,
+                        },
+                    );
+                }
+            }
+        }
+        Ok(Batch {
+            now,
+            day,
+            month,
+            entries,
+            usage,
+            writes: Writes::default(),
+        })
+    }
+
+    /// Puts the changes of the batch in flight (sealed and being written, not yet committed:
+    /// see `service::committer`) on top of what this batch read, for the players it read, so
+    /// that its limits count them too.
+    pub fn with_in_flight(mut self, w: &Writes) -> Batch {
+        for (k, e) in &w.entries {
+            if self.entries.contains_key(k) {
+                self.entries.insert(k.clone(), e.clone());
+            }
+        }
+        let read = |b: &Batch, k: &PeriodKey| b.entries.contains_key(&(k.0.clone(), k.1.clone()));
+        for (k, (staked, net_loss)) in &w.deltas {
+            if read(&self, k) {
+                let u = self.usage.entry(k.clone()).or_default();
+                u.staked += staked;
+                u.net_loss += net_loss;
+            }
+        }
+        for (k, (staked, net_loss)) in &w.reported {
+            if read(&self, k) {
+                let u = self.usage.entry(k.clone()).or_default();
+                u.reported_staked = *staked;
+                u.reported_net_loss = *net_loss;
+            }
+        }
+        self
+    }
+
+    /// What the batch writes (its register changes and counts).
+    pub fn into_writes(self) -> Writes {
+        self.writes
+    }
+
+    fn entry(&self, op: &str, player: &str) -> Option<&Entry> {
+        self.entries
+            .get(&(op.to_string(), player.to_string()))
+            .and_then(Option::as_ref)
+    }
+
+    fn usage(&self, op: &str, player: &str, period: &str) -> Usage {
+        self.usage
+            .get(&(op.to_string(), player.to_string(), period.to_string()))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Whether a bet of `stake` by `player` may be accepted now; `earlier`: the player's stakes
+    /// accepted before it in the same request (not counted yet).
+    pub fn check_bet(
+        &self,
+        op: &str,
+        player: &str,
+        stake: i64,
+        earlier: i64,
+    ) -> Result<(), Refusal> {
+        let Some(e) = self.entry(op, player) else {
+            return Ok(());
+        };
+        let now = self.now;
+        if let Some(x) = e.exclusion.as_ref().filter(|x| x.active_at(now)) {
+            let source = match x.source {
+                ExclusionSource::NationalRegister => "in the register of excluded persons",
+                ExclusionSource::SelfExclusion => "self-excluded",
+            };
+            let until = x
+                .until
+                .map_or("indefinitely".to_string(), |u| format!("until {u}"));
+            return Err(refuse(
+                code::PLAYER_EXCLUDED,
+                format!("player {player} is excluded from the games ({source}, {until})"),
+            )
+            .clause(format!(
+                "{CLAUSE_EXCLUSION}: rejstřík fyzických osob vyloučených z účasti na hazardních hrách, sebeomezující opatření"
+            )));
+        }
+        let exceeded = |what: &str, message: String| {
+            Err(refuse(
+                code::LIMIT_EXCEEDED,
+                format!("player {player}'s limit of {what}: {message}"),
+            )
+            .clause(format!(
+                "{CLAUSE_LIMITS}: sebeomezující opatření společně pro internetovou technickou hru, živou hru a loterii"
+            )))
+        };
+        if let Some(l) = e.limit_at("stake_per_bet", now) {
+            if stake > l {
+                return exceeded(
+                    "the stake per bet",
+                    format!("the stake {stake} is above {l}"),
+                );
+            }
+        }
+        let day = self.usage(op, player, &self.day);
+        let month = self.usage(op, player, &self.month);
+        let open = self.usage(op, player, OPEN).staked.max(0);
+        let new = earlier.saturating_add(stake);
+        let periods = [
+            ("day", &self.day, day, "stakes_per_day", "net_loss_per_day"),
+            (
+                "month",
+                &self.month,
+                month,
+                "stakes_per_month",
+                "net_loss_per_month",
+            ),
+        ];
+        for (name, period, u, stakes, loss) in periods {
+            if let Some(l) = e.limit_at(stakes, now) {
+                let total = u.staked + u.reported_staked + new;
+                if total > l {
+                    return exceeded(
+                        &format!("stakes per {name}"),
+                        format!(
+                            "{} staked here in {period} + {} reported elsewhere + {new} now = {total}, above {l}",
+                            u.staked, u.reported_staked
+                        ),
+                    );
+                }
+            }
+            if let Some(l) = e.limit_at(loss, now) {
+                let total = u.net_loss + u.reported_net_loss + open + new;
+                if total > l {
+                    return exceeded(
+                        &format!("net loss per {name}"),
+                        format!(
+                            "{} net loss here in {period} + {} reported elsewhere + {open} in open rounds + {new} now = {total}, above {l}",
+                            u.net_loss, u.reported_net_loss
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Batch::check_bet`] for the bets of one request, in order: each bet accepted counts
+    /// toward the next ones of its player.
+    pub fn guard<'a>(&'a self, op: &'a str) -> impl FnMut(&str, i64) -> Result<(), Refusal> + 'a {
+        let mut earlier: HashMap<String, i64> = HashMap::new();
+        move |player, stake| {
+            let before = earlier.get(player).copied().unwrap_or(0);
+            self.check_bet(op, player, stake, before)?;
+            *earlier.entry(player.to_string()).or_default() += stake;
+            Ok(())
+        }
+    }
+
+    /// Decides a register command: its events, or a refusal.
+    pub fn decide(&self, op: &str, c: &RegisterCommand) -> Result<Vec<Event>, Refusal> {
+        let player = c.player();
+        crate::round::check_id("player", player)?;
+        let now = self.now;
+        let entry = self.entry(op, player).cloned().unwrap_or_default();
+        let reason_ok = |r: &str| !r.trim().is_empty() && r.len() <= MAX_REASON;
+        match c {
+            RegisterCommand::Exclude {
+                source,
+                from,
+                until,
+                reason,
+                ..
+            } => {
+                let from = from.unwrap_or(now);
+                if until.is_some_and(|u| u <= from) {
+                    return Err(refuse(code::BAD_EXCLUSION, "`until` must be after `from`")
+                        .clause(CLAUSE_EXCLUSION));
+                }
+                if reason.as_deref().is_some_and(|r| !reason_ok(r)) {
+                    return Err(refuse(
+                        code::BAD_EXCLUSION,
+                        format!("the reason is 1–{MAX_REASON} bytes"),
+                    )
+                    .clause(CLAUSE_EXCLUSION));
+                }
+                Ok(vec![Event::PlayerExcluded {
+                    player: player.to_string(),
+                    exclusion: Exclusion {
+                        source: *source,
+                        from,
+                        until: *until,
+                        reason: reason.clone(),
+                    },
+                    replaces: entry.exclusion,
+                    actor: None,
+                    at: now,
+                }])
+            }
+            RegisterCommand::Lift { reason, .. } => {
+                if !reason_ok(reason) {
+                    return Err(refuse(
+                        "bad_reason",
+                        format!("the reason is 1–{MAX_REASON} bytes"),
+                    ));
+                }
+                let Some(lifted) = entry.exclusion else {
+                    return Err(refuse(
+                        code::NOT_EXCLUDED,
+                        format!("player {player} has no exclusion to lift"),
+                    )
+                    .clause(CLAUSE_EXCLUSION));
+                };
+                Ok(vec![Event::PlayerExclusionLifted {
+                    player: player.to_string(),
+                    lifted,
+                    reason: reason.clone(),
+                    actor: None,
+                    at: now,
+                }])
+            }
+            RegisterCommand::SetLimits { limits, .. } => {
+                let values = limits.values();
+                if values
+                    .iter()
+                    .flatten()
+                    .any(|v| !(0..=MAX_MINOR).contains(v))
+                {
+                    return Err(refuse(
+                        code::BAD_LIMITS,
+                        format!("a limit is 0–{MAX_MINOR} minor units"),
+                    )
+                    .clause(CLAUSE_LIMITS));
+                }
+                let mut changes = Vec::new();
+                for (name, to) in LIMIT_NAMES.iter().zip(values) {
+                    let cur = entry
+                        .limits
+                        .get(*name)
+                        .map(|l| l.settled(now))
+                        .unwrap_or_default();
+                    let from = cur.value_minor;
+                    // Stricter or equal: at once (and a raise waiting is dropped).
+                    let stricter = match (to, from) {
+                        (Some(t), Some(f)) => t <= f,
+                        (Some(_), None) => true,
+                        (None, None) => true,
+                        (None, Some(_)) => false,
+                    };
+                    let effective_at = if stricter {
+                        now
+                    } else {
+                        now + Duration::hours(RAISE_DELAY_HOURS)
+                    };
+                    let unchanged = if stricter {
+                        to == from && cur.pending.is_none()
+                    } else {
+                        cur.pending.as_ref().is_some_and(|p| p.value_minor == to)
+                    };
+                    if unchanged {
+                        continue;
+                    }
+                    changes.push(LimitChange {
+                        limit: name.to_string(),
+                        from_minor: from,
+                        to_minor: to,
+                        effective_at,
+                    });
+                }
+                if changes.is_empty() {
+                    return Ok(Vec::new());
+                }
+                Ok(vec![Event::PlayerLimitsSet {
+                    player: player.to_string(),
+                    changes,
+                    actor: None,
+                    at: now,
+                }])
+            }
+            RegisterCommand::ReportUsage { day, month, .. } => {
+                if day.is_none() && month.is_none() {
+                    return Err(refuse(
+                        code::BAD_USAGE,
+                        "report the usage of the day, of the month, or both",
+                    )
+                    .clause(CLAUSE_LIMITS));
+                }
+                let ok = |a: &Amounts| {
+                    (0..=MAX_MINOR).contains(&a.staked_minor)
+                        && (-MAX_MINOR..=MAX_MINOR).contains(&a.net_loss_minor)
+                        && a.net_loss_minor <= a.staked_minor
+                };
+                if day.iter().chain(month.iter()).any(|a| !ok(a)) {
+                    return Err(refuse(
+                        code::BAD_USAGE,
+                        format!("staked_minor is 0–{MAX_MINOR}; net_loss_minor at most staked_minor (negative: a net win)"),
+                    )
+                    .clause(CLAUSE_LIMITS));
+                }
+                let of = |period: &str, a: &Option<Amounts>| {
+                    a.map(|a| ReportedUsage {
+                        period: period.to_string(),
+                        staked_minor: a.staked_minor,
+                        net_loss_minor: a.net_loss_minor,
+                    })
+                };
+                Ok(vec![Event::PlayerUsageReported {
+                    player: player.to_string(),
+                    day: of(&self.day, day),
+                    month: of(&self.month, month),
+                    actor: None,
+                    at: now,
+                }])
+            }
+        }
+    }
+
+    fn add(&mut self, op: &str, player: &str, period: &str, staked: i64, net_loss: i64) {
+        if staked == 0 && net_loss == 0 {
+            return;
+        }
+        let k = (op.to_string(), player.to_string(), period.to_string());
+        let u = self.usage.entry(k.clone()).or_default();
+        u.staked += staked;
+        u.net_loss += net_loss;
+        let d = self.writes.deltas.entry(k).or_default();
+        d.0 += staked;
+        d.1 += net_loss;
+    }
+
+    fn staked(&mut self, op: &str, player: &str, stake: i64) {
+        let (day, month) = (self.day.clone(), self.month.clone());
+        self.add(op, player, &day, stake, 0);
+        self.add(op, player, &month, stake, 0);
+        self.add(op, player, OPEN, stake, 0);
+    }
+
+    fn report(&mut self, op: &str, player: &str, r: &ReportedUsage) {
+        let k = (op.to_string(), player.to_string(), r.period.clone());
+        let u = self.usage.entry(k.clone()).or_default();
+        u.reported_staked = r.staked_minor;
+        u.reported_net_loss = r.net_loss_minor;
+        self.writes
+            .reported
+            .insert(k, (r.staked_minor, r.net_loss_minor));
+    }
+
+    fn set_entry(&mut self, op: &str, player: &str, f: impl FnOnce(&mut Entry)) {
+        let k = (op.to_string(), player.to_string());
+        let mut e = self.entries.get(&k).cloned().flatten().unwrap_or_default();
+        f(&mut e);
+        let stored = (e != Entry::default()).then_some(e);
+        self.entries.insert(k.clone(), stored.clone());
+        self.writes.entries.insert(k, stored);
+    }
+
+    /// Counts a command's logged events: stakes accepted, settlements, refunds, and the
+    /// register's own changes.
+    pub fn count(&mut self, op: &str, events: &[Event]) {
+        for ev in events {
+            match ev {
+                Event::BetAccepted {
+                    player,
+                    stake_minor,
+                    ..
+                }
+                | Event::DecisionTaken {
+                    player,
+                    stake_minor,
+                    ..
+                } => self.staked(op, player, *stake_minor),
+                Event::BlackjackInput { bets, .. } => {
+                    for b in bets {
+                        self.staked(op, &b.player, b.placement.stake_minor);
+                    }
+                }
+                Event::RoundSettled { settlements, .. } => {
+                    let (day, month) = (self.day.clone(), self.month.clone());
+                    for s in settlements {
+                        let loss = s.stake_minor - s.total_minor;
+                        self.add(op, &s.player, &day, 0, loss);
+                        self.add(op, &s.player, &month, 0, loss);
+                        self.add(op, &s.player, OPEN, -s.stake_minor, 0);
+                    }
+                }
+                Event::RoundVoided { refunds, .. } => {
+                    for r in refunds {
+                        self.add(op, &r.player, OPEN, -r.refund_minor, 0);
+                    }
+                }
+                Event::BetRefunded {
+                    player,
+                    refund_minor,
+                    ..
+                } => self.add(op, player, OPEN, -refund_minor, 0),
+                Event::PlayerExcluded {
+                    player, exclusion, ..
+                } => self.set_entry(op, player, |e| e.exclusion = Some(exclusion.clone())),
+                Event::PlayerExclusionLifted { player, .. } => {
+                    self.set_entry(op, player, |e| e.exclusion = None)
+                }
+                Event::PlayerLimitsSet {
+                    player,
+                    changes,
+                    at,
+                    ..
+                } => {
+                    let at = *at;
+                    self.set_entry(op, player, |e| {
+                        for c in changes {
+                            let l = e.limits.entry(c.limit.clone()).or_default();
+                            *l = l.settled(at);
+                            if c.effective_at <= at {
+                                *l = Limit {
+                                    value_minor: c.to_minor,
+                                    pending: None,
+                                };
+                            } else {
+                                l.pending = Some(PendingLimit {
+                                    value_minor: c.to_minor,
+                                    effective_at: c.effective_at,
+                                });
+                            }
+                            if *l == Limit::default() {
+                                e.limits.remove(&c.limit);
+                            }
+                        }
+                    })
+                }
+                Event::PlayerUsageReported {
+                    player, day, month, ..
+                } => {
+                    for r in day.iter().chain(month.iter()) {
+                        self.report(op, player, r);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A register command's answer: the player as the register now stands.
+    pub fn reply(&self, op: &str, player: &str) -> Reply {
+        let view = self.view(op, player);
+        Reply::ok(200, &view)
+    }
+
+    fn view(&self, op: &str, player: &str) -> PlayerView {
+        let entry = self.entry(op, player).cloned().unwrap_or_default();
+        let period = |p: &str| {
+            let u = self.usage(op, player, p);
+            PeriodView::of(p, u)
+        };
+        PlayerView::of(
+            op,
+            player,
+            self.now,
+            &entry,
+            period(&self.day),
+            period(&self.month),
+            self.usage(op, player, OPEN).staked.max(0),
+        )
+    }
+}
+
+// ----- the store ----------------------------------------------------------------------------
+
+/// Writes a batch's register changes and counts (inside its transaction).
+pub fn write(c: &mut DbConnection, w: &Writes) -> Result<(), diesel::result::Error> {
+    for ((op, player), entry) in &w.entries {
+        diesel::delete(
+            player_register::table
+                .filter(player_register::operator_id.eq(op))
+                .filter(player_register::player.eq(player)),
+        )
+        .execute(c)?;
+        if let Some(e) = entry {
+            diesel::insert_into(player_register::table)
+                .values((
+                    player_register::operator_id.eq(op),
+                    player_register::player.eq(player),
+                    player_register::body.eq(serde_json::to_string(e).expect("entries serialise")),
+                ))
+                .execute(c)?;
+        }
+    }
+    upsert(c, &w.deltas, true)?;
+    upsert(c, &w.reported, false)?;
+    Ok(())
+}
+
+/// Rows of one upsert statement.
+const UPSERT_ROWS: usize = 500;
+
+/// A SQL string literal (ids are checked `a-z A-Z 0-9 _ -`; quotes are doubled anyway).
+fn lit(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// Counted amounts added (`add`), or reported amounts set, as one multi-row
+/// `INSERT … ON CONFLICT DO UPDATE` per 500 rows (SQLite and PostgreSQL alike): a batch of
+/// bets by many players costs a statement, not a round trip per player and period.
+fn upsert(
+    c: &mut DbConnection,
+    rows: &BTreeMap<PeriodKey, (i64, i64)>,
+    add: bool,
+) -> Result<(), diesel::result::Error> {
+    let rows: Vec<_> = rows.iter().collect();
+    for chunk in rows.chunks(UPSERT_ROWS) {
+        let values: Vec<String> = chunk
+            .iter()
+            .map(|((op, player, period), (staked, net_loss))| {
+                let (counted, reported) = if add {
+                    ((*staked, *net_loss), (0, 0))
+                } else {
+                    ((0, 0), (*staked, *net_loss))
+                };
+                format!(
+                    "({}, {}, {}, {}, {}, {}, {})",
+                    lit(op),
+                    lit(player),
+                    lit(period),
+                    counted.0,
+                    counted.1,
+                    reported.0,
+                    reported.1
+                )
+            })
+            .collect();
+        let set = if add {
+            "staked_minor = player_usage.staked_minor + excluded.staked_minor, \
+             net_loss_minor = player_usage.net_loss_minor + excluded.net_loss_minor"
+        } else {
+            "reported_staked_minor = excluded.reported_staked_minor, \
+             reported_net_loss_minor = excluded.reported_net_loss_minor"
+        };
+        diesel::sql_query(format!(
+            "INSERT INTO player_usage (operator_id, player, period, staked_minor, net_loss_minor, \
+             reported_staked_minor, reported_net_loss_minor) VALUES {} \
+             ON CONFLICT (operator_id, player, period) DO UPDATE SET {set}",
+            values.join(", ")
+        ))
+        .execute(c)?;
+    }
+    Ok(())
+}
+
+/// A player as a reader sees him: `GET /v1/players/{player}`.
+pub fn read(
+    conn: &mut DbConnection,
+    op: &str,
+    player: &str,
+    now: DateTime<Utc>,
+) -> Result<PlayerView, StoreError> {
+    let cmd = Command::Register(RegisterCommand::Lift {
+        player: player.to_string(),
+        reason: String::new(),
+    });
+    let b = Batch::load(conn, now, std::iter::once((op, &cmd)))?;
+    Ok(b.view(op, player))
+}
+
+// ----- answers ------------------------------------------------------------------------------
+
+/// One period's amounts: counted by pitboss, reported by the operator, and their sum (what
+/// the limits compare).
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct PeriodView {
+    /// `YYYY-MM-DD` or `YYYY-MM`, Europe/Prague.
+    pub period: String,
+    /// Counted by pitboss: stakes accepted, net loss of settled rounds.
+    pub counted: Amounts,
+    /// Reported by the operator (its other games, § 6(3)).
+    pub reported: Amounts,
+    pub combined: Amounts,
+}
+
+impl PeriodView {
+    fn of(period: &str, u: Usage) -> PeriodView {
+        PeriodView {
+            period: period.to_string(),
+            counted: Amounts {
+                staked_minor: u.staked,
+                net_loss_minor: u.net_loss,
+            },
+            reported: Amounts {
+                staked_minor: u.reported_staked,
+                net_loss_minor: u.reported_net_loss,
+            },
+            combined: Amounts {
+                staked_minor: u.staked + u.reported_staked,
+                net_loss_minor: u.net_loss + u.reported_net_loss,
+            },
+        }
+    }
+}
+
+/// One limit: in force now, and a raise waiting for its time.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LimitView {
+    pub limit: String,
+    /// In force now (absent: no limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_minor: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<PendingLimit>,
+}
+
+/// A player in the operator's register, and what counts toward his limits now.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({
+    "operator": "op1", "player": "p1", "as_of": "2026-11-26T17:00:00Z",
+    "time_zone": "Europe/Prague", "excluded": false,
+    "limits": [{"limit": "stakes_per_day", "value_minor": 50000},
+               {"limit": "net_loss_per_month", "value_minor": 100000,
+                "pending": {"value_minor": 200000, "effective_at": "2026-11-27T17:00:00Z"}}],
+    "day": {"period": "2026-11-26", "counted": {"staked_minor": 3000, "net_loss_minor": 1000},
+            "reported": {"staked_minor": 2000, "net_loss_minor": 500},
+            "combined": {"staked_minor": 5000, "net_loss_minor": 1500}},
+    "month": {"period": "2026-11", "counted": {"staked_minor": 3000, "net_loss_minor": 1000},
+              "reported": {"staked_minor": 0, "net_loss_minor": 0},
+              "combined": {"staked_minor": 3000, "net_loss_minor": 1000}},
+    "open_stakes_minor": 0,
+    "clauses": ["002 § 6(2)", "002 § 6(3)"]
+}))]
+pub struct PlayerView {
+    pub operator: String,
+    pub player: String,
+    pub as_of: DateTime<Utc>,
+    /// The periods' time zone (`Europe/Prague`).
+    pub time_zone: String,
+    /// Whether an exclusion is in force now.
+    pub excluded: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exclusion: Option<Exclusion>,
+    /// The limits set (a limit not listed is none).
+    pub limits: Vec<LimitView>,
+    pub day: PeriodView,
+    pub month: PeriodView,
+    /// Stakes of rounds not settled yet: potential loss toward the net-loss limits.
+    pub open_stakes_minor: i64,
+    pub clauses: Vec<String>,
+}
+
+impl PlayerView {
+    fn of(
+        op: &str,
+        player: &str,
+        now: DateTime<Utc>,
+        e: &Entry,
+        day: PeriodView,
+        month: PeriodView,
+        open: i64,
+    ) -> PlayerView {
+        let limits = LIMIT_NAMES
+            .iter()
+            .filter_map(|n| e.limits.get(*n).map(|l| (n, l.settled(now))))
+            .filter(|(_, l)| *l != Limit::default())
+            .map(|(n, l)| LimitView {
+                limit: n.to_string(),
+                value_minor: l.value_minor,
+                pending: l.pending,
+            })
+            .collect();
+        PlayerView {
+            operator: op.to_string(),
+            player: player.to_string(),
+            as_of: now,
+            time_zone: TIME_ZONE.to_string(),
+            excluded: e.exclusion.as_ref().is_some_and(|x| x.active_at(now)),
+            exclusion: e.exclusion.clone(),
+            limits,
+            day,
+            month,
+            open_stakes_minor: open,
+            clauses: vec![CLAUSE_EXCLUSION.to_string(), CLAUSE_LIMITS.to_string()],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn prague_periods_follow_summer_time() {
+        // Winter: UTC+1.
+        assert_eq!(
+            periods(t("2026-01-31T22:59:59Z")),
+            ("2026-01-31".into(), "2026-01".into())
+        );
+        assert_eq!(
+            periods(t("2026-01-31T23:00:00Z")),
+            ("2026-02-01".into(), "2026-02".into())
+        );
+        // Summer (2026: 29 March – 25 October): UTC+2.
+        assert_eq!(periods(t("2026-06-30T22:00:00Z")).1, "2026-07");
+        assert_eq!(periods(t("2026-06-30T21:59:59Z")).1, "2026-06");
+        assert_eq!(prague_offset(t("2026-03-29T00:59:59Z")), Duration::hours(1));
+        assert_eq!(prague_offset(t("2026-03-29T01:00:00Z")), Duration::hours(2));
+        assert_eq!(prague_offset(t("2026-10-25T00:59:59Z")), Duration::hours(2));
+        assert_eq!(prague_offset(t("2026-10-25T01:00:00Z")), Duration::hours(1));
+    }
+
+    #[test]
+    fn a_raise_waits_and_a_cut_is_at_once() {
+        let l = Limit {
+            value_minor: Some(100),
+            pending: Some(PendingLimit {
+                value_minor: Some(500),
+                effective_at: t("2026-11-27T12:00:00Z"),
+            }),
+        };
+        assert_eq!(l.at(t("2026-11-27T11:59:59Z")), Some(100));
+        assert_eq!(l.at(t("2026-11-27T12:00:00Z")), Some(500));
+        assert_eq!(l.settled(t("2026-11-28T00:00:00Z")).pending, None);
+    }
+}
