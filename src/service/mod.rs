@@ -41,6 +41,7 @@ use crate::store::tiles::{write_tiles, TileRow, Tiles};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
 pub mod approval;
+pub mod deadline;
 pub mod derived;
 pub mod exception;
 pub mod feed;
@@ -508,6 +509,8 @@ struct Writer {
     require_registration: bool,
     /// The regulators' keys that sign offline approvals.
     regulator_keys: Vec<pitboss_audit::note::NoteVerifier>,
+    /// Live rounds' progress, for the interrupted-round deadline ([`deadline`]).
+    deadlines: deadline::Deadlines,
 }
 
 impl Service {
@@ -604,6 +607,7 @@ impl Service {
             require_approval: options.regulator.require_approval,
             require_registration: options.regulator.require_registration,
             regulator_keys,
+            deadlines: deadline::Deadlines::default(),
         };
         // The log's size right after the snapshot this start read (0 without one). Not the
         // log's size: the tail replayed at start is in no snapshot yet, so a clean stop with no
@@ -1077,6 +1081,7 @@ impl Writer {
 
     fn run(&mut self, rx: Receiver<Msg>) {
         loop {
+            self.void_expired_rounds();
             let first = match rx.recv_timeout(CHECKPOINT_INTERVAL) {
                 Ok(m) => m,
                 Err(RecvTimeoutError::Timeout) => {

@@ -17,6 +17,7 @@ mod bounded;
 mod console;
 mod crash;
 mod idempotency_retention;
+mod interrupted;
 mod isolation;
 mod keys;
 mod listings;

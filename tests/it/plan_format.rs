@@ -303,6 +303,8 @@ fn the_canonical_hash_of_a_frozen_plan_is_pinned() {
     // tests/fixtures/ holds a frozen copy of a plan. Its hash changes only when the canonical
     // form changes, which changes every loaded plan's identity: such a change must be
     // deliberate, and this value updated with it.
+    // (Updated once with the fixture itself when the format came to require
+    // `policies.timing.interrupted_round_ms` of every game played in rounds.)
     let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let frozen = load_file(
         &fixtures.join(format!("{EXAMPLE}.toml")),
@@ -311,7 +313,7 @@ fn the_canonical_hash_of_a_frozen_plan_is_pinned() {
     .expect("the frozen plan loads");
     assert_eq!(
         frozen.hash,
-        "32a5384e2ee121067f5011ca23f2bc460e389de0dc19e6b0e8801239ab7d0edf"
+        "4a9e4dd7280d7f06e8394c7ac47612df2b0394f6cb1fb42f374271a31c434c58"
     );
 }
 
