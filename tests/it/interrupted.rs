@@ -157,6 +157,40 @@ fn interrupted_rounds_are_voided_at_the_plans_deadline(backend: Backend) {
     let d = open_round(&server, &op);
     assert_ne!(d, c);
 
+    // An RNG round whose result was never drawn: its void reveals the committed seed, as any
+    // void does (the replay checks it against the commitment).
+    let (s, b) = server.post(
+        &op,
+        "/v1/tables",
+        json!({"table": "t2", "plan": "evolution-roulette@1", "mode": "rng"}),
+    );
+    assert_eq!(s, 201, "{b}");
+    let (s, b) = server.post(&op, "/v1/tables/t2/rounds", json!({}));
+    assert_eq!(s, 201, "{b}");
+    let e = b["round"].as_str().expect("round").to_string();
+    place(&server, &op, &e, 2);
+    let (s, b) = server.post(
+        &op,
+        &format!("/v1/rounds/{e}/events"),
+        json!({"type": "close_betting"}),
+    );
+    assert_eq!(s, 200, "{b}");
+    await_void(&server, &op, &e);
+    let (s, _, p) = server.get_as(
+        Some(&regulator),
+        "/v1/audit/entries?kind=round_voided&table=t2",
+    );
+    assert_eq!(s, 200, "{p}");
+    let payload = &p["entries"][0]["entry"]["payload"];
+    assert_eq!(payload["actor"]["role"], "service", "{p}");
+    assert_eq!(payload["refund_minor"], 200, "{p}");
+    assert!(
+        payload["rng_seed"]
+            .as_str()
+            .is_some_and(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())),
+        "{p}"
+    );
+
     // Each void names the service as its actor and the deadline as its reason; the operator
     // sees them in its own feed too.
     let (s, _, p) = server.get_as(
