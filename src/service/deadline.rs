@@ -150,16 +150,8 @@ impl Deadlines {
             if seen.failed.is_some_and(|t| t.elapsed() < RETRY_AFTER) {
                 continue;
             }
-            let policy = format!(
-                "not resumed within the plan's {} (policies.timing.interrupted_round_ms): voided under its error policy ({}), every stake returned",
-                seconds(ms),
-                plan.policies.error.clause
-            );
-            let (from, reason) = match pause {
-                Some(p) => (
-                    p.at,
-                    format!("deadline: paused since {}, {policy}", stamp(p.at)),
-                ),
+            let from = match pause {
+                Some(p) => p.at,
                 None => {
                     // While bets or decisions are still awaited, the wait starts when they
                     // are no longer (a closed phase is a change, which restarts it).
@@ -168,24 +160,27 @@ impl Deadlines {
                         Phase::Decisions => r.decision_deadline,
                         _ => None,
                     };
-                    let from = waiting_for.map_or(seen.since, |d| d.max(seen.since));
-                    (
-                        from,
-                        format!(
-                            "deadline: no progress since {}, {}",
-                            stamp(from),
-                            policy.replacen("not resumed", "not finished", 1)
-                        ),
-                    )
+                    waiting_for.map_or(seen.since, |d| d.max(seen.since))
                 }
             };
-            if now >= after_ms(from, ms) {
-                out.push(Expired {
-                    round: id.clone(),
-                    operator: table.operator.clone(),
-                    reason: bounded(reason),
-                });
+            if now < after_ms(from, ms) {
+                continue;
             }
+            let (what, not) = if pause.is_some() {
+                ("paused", "not resumed")
+            } else {
+                ("no progress", "not finished")
+            };
+            out.push(Expired {
+                round: id.clone(),
+                operator: table.operator.clone(),
+                reason: bounded(format!(
+                    "deadline: {what} since {}, {not} within the plan's {} (policies.timing.interrupted_round_ms): voided under its error policy ({}), every stake returned",
+                    stamp(from),
+                    seconds(ms),
+                    plan.policies.error.clause
+                )),
+            });
         }
         if self.seen.len() > live {
             self.seen
