@@ -329,6 +329,9 @@ fn policies(state: &AppState, plan: &Plan) -> Markup {
                 @if let Some(ms) = p.timing.decision_ms {
                     dt { "Time to decide" } dd { (seconds(ms)) }
                 }
+                @if let Some(ms) = p.timing.interrupted_round_ms {
+                    dt { "A paused or unfinished round is voided after" } dd { (seconds(ms)) " without progress (every stake returned)" }
+                }
                 @if let Some(t) = &p.decision_timeout {
                     dt { "A decision not taken in time is" }
                     dd {

@@ -455,6 +455,9 @@ fn annotations(plan: &Plan, s: &mut Sink) {
     if plan.policies.timing.decision_ms.is_some() {
         must_be_assumed.push("policies.timing.decision_ms".into());
     }
+    if interrupted_round(plan, s) {
+        must_be_assumed.push("policies.timing.interrupted_round_ms".into());
+    }
     // A ratio or refund that is not whole (0.95:1, 3:2, 1/2) can leave a fraction of a minor
     // unit; the documents never say how it is rounded.
     let fractional = plan
@@ -470,4 +473,38 @@ fn annotations(plan: &Plan, s: &mut Sink) {
             s.error("unstated_assumption", &f, "the document does not give this value: record it under [[assumptions]] with its reason");
         }
     }
+}
+
+/// Longest `policies.timing.interrupted_round_ms`: 30 days, the longest a settlement's payout
+/// may wait (002 § 9(1)); a stake held longer is held without a meaningful limit.
+pub const MAX_INTERRUPTED_ROUND_MS: u64 = 30 * 24 * 3600 * 1000;
+
+/// A game played in rounds says how long a round may stay paused or unfinished before the
+/// error policy voids it (issue 20: the players' stakes are never held without limit); a game
+/// played between players has no rounds and gives no such time. Whether the plan gives it.
+fn interrupted_round(plan: &Plan, s: &mut Sink) -> bool {
+    const PATH: &str = "policies.timing.interrupted_round_ms";
+    let given = plan.policies.timing.interrupted_round_ms;
+    match (plan.plan.family.house_banked(), given) {
+        (true, None) => s.error(
+            "no_interrupted_round_deadline",
+            PATH,
+            "a game played in rounds says how long a round may stay paused or unfinished before its error policy voids it and returns the stakes",
+        ),
+        (false, Some(_)) => s.error(
+            "not_applicable",
+            PATH,
+            format!(
+                "{} is played between players and has no rounds: it gives no interrupted-round deadline",
+                plan.plan.family
+            ),
+        ),
+        (true, Some(ms)) if ms == 0 || ms > MAX_INTERRUPTED_ROUND_MS => s.error(
+            "bad_timing",
+            PATH,
+            format!("from 1 ms to {MAX_INTERRUPTED_ROUND_MS} ms (30 days)"),
+        ),
+        _ => {}
+    }
+    given.is_some()
 }

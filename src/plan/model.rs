@@ -226,13 +226,22 @@ pub struct DisconnectPolicy {
     pub clause: String,
 }
 
-/// Betting window and decision time. The documents give neither: always assumptions.
+/// Betting window, decision time and the interrupted-round deadline. The documents give none
+/// of them: always assumptions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Timing {
     pub betting_window_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision_ms: Option<u64>,
+    /// How long a round may stay interrupted: paused (from its `round_paused`) or unfinished
+    /// with no progress (from the later of its last change and its betting or decision
+    /// deadline). Past it the error policy applies by itself: the service voids the round
+    /// and returns every stake (`round_voided`, reason `deadline: …`, actor the service).
+    /// Required of every game played in rounds (house-banked); games played between players
+    /// have no rounds and give none. At most 30 days.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted_round_ms: Option<u64>,
 }
 
 /// The automatic decision when a player does not decide in time (or is disconnected).

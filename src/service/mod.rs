@@ -42,6 +42,7 @@ use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
 pub mod approval;
 mod committer;
+pub mod deadline;
 pub mod derived;
 pub mod exception;
 pub mod feed;
@@ -526,6 +527,8 @@ struct Writer {
     in_flight_answers: HashMap<(String, String), (String, Reply)>,
     /// The player-register counts of the batch in flight, for the next batch's limits.
     in_flight_register: Option<register::Writes>,
+    /// Live rounds' progress, for the interrupted-round deadline ([`deadline`]).
+    deadlines: deadline::Deadlines,
 }
 
 impl Service {
@@ -641,6 +644,7 @@ impl Service {
             in_flight: false,
             in_flight_answers: HashMap::new(),
             in_flight_register: None,
+            deadlines: deadline::Deadlines::default(),
         };
         // The log's size right after the snapshot this start read (0 without one). Not the
         // log's size: the tail replayed at start is in no snapshot yet, so a clean stop with no
@@ -1117,6 +1121,7 @@ impl Writer {
 
     fn run(&mut self, rx: Receiver<Msg>) {
         loop {
+            self.void_expired_rounds();
             // With a batch in flight, wait only briefly for more work: an idle writer then
             // collects the outcome (and answers a failed batch's commands) at once.
             let wait = if self.in_flight {

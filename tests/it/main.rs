@@ -18,6 +18,7 @@ mod console;
 mod crash;
 mod entries;
 mod idempotency_retention;
+mod interrupted;
 mod isolation;
 mod keys;
 mod listings;

@@ -192,7 +192,8 @@ fn plan_show_renders_rules_and_policies_as_labelled_sections() {
         "Policies",
         "  error  (§ Řešení chyb)",
         "    cancel scope                  some or all players",
-        "    betting window  15 s*",
+        "    betting window     15 s*",
+        "    interrupted round  1800 s*",
     ] {
         assert!(
             text.lines().any(|l| l == line),

@@ -303,6 +303,8 @@ fn the_canonical_hash_of_a_frozen_plan_is_pinned() {
     // tests/fixtures/ holds a frozen copy of a plan. Its hash changes only when the canonical
     // form changes, which changes every loaded plan's identity: such a change must be
     // deliberate, and this value updated with it.
+    // (Updated once with the fixture itself when the format came to require
+    // `policies.timing.interrupted_round_ms` of every game played in rounds.)
     let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let frozen = load_file(
         &fixtures.join(format!("{EXAMPLE}.toml")),
@@ -311,7 +313,7 @@ fn the_canonical_hash_of_a_frozen_plan_is_pinned() {
     .expect("the frozen plan loads");
     assert_eq!(
         frozen.hash,
-        "32a5384e2ee121067f5011ca23f2bc460e389de0dc19e6b0e8801239ab7d0edf"
+        "4a9e4dd7280d7f06e8394c7ac47612df2b0394f6cb1fb42f374271a31c434c58"
     );
 }
 
@@ -505,4 +507,55 @@ fn hash_and_diff_commands_name_plans_by_id_and_version() {
         .unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("0 changed field(s)"));
+}
+
+/// A game played in rounds says how long a round may stay paused or unfinished before its
+/// error policy voids it (issue 20), as an assumption, within 1 ms to 30 days; a game
+/// between players has no rounds and gives none.
+#[test]
+fn the_interrupted_round_deadline_is_required_assumed_and_bounded() {
+    let line = "interrupted_round_ms = 1_800_000";
+    let path = "policies.timing.interrupted_round_ms";
+    let without = example_text()
+        .lines()
+        .filter(|l| !l.starts_with(line))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_error(&without, "no_interrupted_round_deadline", path);
+    assert_error(
+        &replace_once(&example_text(), line, "interrupted_round_ms = 0"),
+        "bad_timing",
+        path,
+    );
+    assert_error(
+        &replace_once(
+            &example_text(),
+            line,
+            "interrupted_round_ms = 2_592_000_001",
+        ),
+        "bad_timing",
+        path,
+    );
+    let unassumed = replace_once(
+        &example_text(),
+        "field = \"policies.timing.interrupted_round_ms\"",
+        "field = \"plan.title\"",
+    );
+    assert_error(&unassumed, "unstated_assumption", path);
+
+    let oko = std::fs::read_to_string(plans_dir().join("oko-bere@1.toml")).expect("oko bere");
+    let oko = replace_once(
+        &oko,
+        "betting_window_ms = 20_000\n",
+        "betting_window_ms = 20_000\ninterrupted_round_ms = 60_000\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_plan(dir.path(), "oko-bere@1.toml", &oko);
+    let findings = load_file(&file, Some(&dir.path().join("sources"))).unwrap_err();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.code == "not_applicable" && f.path == path),
+        "{findings:?}"
+    );
 }
