@@ -253,9 +253,10 @@ pub const OPERATIONS: &[OperationErrors] = &[
         "GET",
         "/v1/audit/checkpoint",
         &[
+            (400, &["malformed_query"]),
             (401, &["unauthorized"]),
             (403, &["forbidden"]),
-            (404, &["no_checkpoint"]),
+            (404, &["no_checkpoint", "not_witnessed"]),
             (503, &["unavailable"]),
         ],
     ),
@@ -312,7 +313,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
         "get",
         "/v1/audit/proof/{seq}",
         &[
-            (400, &["malformed_path"]),
+            (400, &["malformed_path", "malformed_query"]),
             (401, &["unauthorized"]),
             (403, &["forbidden"]),
             (
@@ -731,6 +732,7 @@ pub fn sample_detail(code: &str) -> String {
         "not_settled" => "round t1.1 is taking bets: nothing is settled yet".into(),
         "bad_plan_ref" => "'evolution roulette' is not ID or ID@VERSION".into(),
         "malformed_query" => "missing field `from`".into(),
+        "not_witnessed" => "no checkpoint carries cosignatures by 2 of the 3 configured witnesses yet".into(),
         "bad_expiry" => "expires_at 2020-01-01 00:00:00 UTC is not in the future".into(),
         "bad_overlap" => "overlap_s 9999999 is over 30 days (2,592,000 s)".into(),
         "key_not_found" => "no API key 0123456789abcdef".into(),

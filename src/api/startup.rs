@@ -57,6 +57,8 @@ pub struct ServeConfig {
     pub write_deadline: Option<std::time::Duration>,
     /// What the regulator's rules ask of this deployment (`--require-approval`, …).
     pub regulator: crate::service::approval::RegulatorOptions,
+    /// The witnesses that cosign the log's checkpoints (`--witness-url`, `--witness-key`).
+    pub witnesses: crate::service::witnessing::WitnessOptions,
 }
 
 /// Largest request body accepted, in bytes.
@@ -209,6 +211,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             snapshots: Some(config.snapshots),
             submit_deadline: config.write_deadline,
             regulator: config.regulator.clone(),
+            witnesses: config.witnesses.clone(),
         },
     )
     .map_err(|e| e.to_string())?;

@@ -46,10 +46,12 @@ pub mod exception;
 pub mod feed;
 pub mod health;
 pub mod payouts;
+pub mod receipts;
 pub mod refusal;
 pub mod retention;
 pub mod secrets;
 pub mod summary;
+pub mod witnessing;
 
 use derived::Derived;
 use secrets::SeedCipher;
@@ -398,6 +400,8 @@ pub struct Metrics {
     pub writer: crate::observe::WriterMetrics,
     /// Whether the writer can write now (`/readyz`).
     pub health: health::Health,
+    /// Each configured witness's cosignatures and failures.
+    pub witnesses: witnessing::WitnessMetrics,
 }
 
 /// What the HTTP layer holds.
@@ -415,6 +419,8 @@ pub struct Service {
     pub submit_deadline: Duration,
     /// `serve --require-approval`: tables and rounds only on approved plan versions.
     pub require_approval: bool,
+    /// The witnesses that cosign the log's checkpoints, and their quorum.
+    pub witnesses: witnessing::Witnesses,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -450,6 +456,8 @@ pub struct StartOptions {
     pub snapshots: Option<Snapshots>,
     /// How long a request waits for the writer (`None`: [`SUBMIT_DEADLINE`]).
     pub submit_deadline: Option<Duration>,
+    /// The witnesses each new checkpoint is sent to ([`witnessing`]).
+    pub witnesses: witnessing::WitnessOptions,
 }
 
 /// When the writer stores a snapshot of the live state: after `every_entries` new entries,
@@ -508,6 +516,8 @@ struct Writer {
     require_registration: bool,
     /// The regulators' keys that sign offline approvals.
     regulator_keys: Vec<pitboss_audit::note::NoteVerifier>,
+    /// Each stored checkpoint is handed to the witnesses' threads here ([`witnessing`]).
+    witnesses: witnessing::Hub,
 }
 
 impl Service {
@@ -558,6 +568,8 @@ impl Service {
                     .map_err(|e| StartError::Origin(format!("regulator key {k:?}: {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let witnesses =
+            witnessing::Witnesses::parse(&options.witnesses).map_err(StartError::Origin)?;
         let plans = Arc::new(plans);
         let (appender, state, tiles, replayed) = recover(&mut conn, &plans, &signer, origin)?;
         feed::backfill(&mut conn)?;
@@ -604,6 +616,7 @@ impl Service {
             require_approval: options.regulator.require_approval,
             require_registration: options.regulator.require_registration,
             regulator_keys,
+            witnesses: witnessing::Hub::default(),
         };
         // The log's size right after the snapshot this start read (0 without one). Not the
         // log's size: the tail replayed at start is in no snapshot yet, so a clean stop with no
@@ -622,6 +635,8 @@ impl Service {
         )?;
         // A checkpoint at start covers whatever the previous run left unsigned.
         writer.checkpoint_if_pending().map_err(StartError::Replay)?;
+        // Each witness's thread starts with the latest stored checkpoint.
+        writer.witnesses = witnessing::start(&url, &witnesses, &metrics.witnesses)?;
         std::thread::Builder::new()
             .name("pitboss-writer".into())
             .spawn(move || writer.run(rx))?;
@@ -637,6 +652,7 @@ impl Service {
             database: url,
             submit_deadline,
             require_approval: options.regulator.require_approval,
+            witnesses,
         })
     }
 
@@ -1227,6 +1243,7 @@ impl Writer {
                 self.appender = next;
                 self.metrics.checkpoints.fetch_add(1, Ordering::Relaxed);
                 self.metrics.health.store_ok();
+                self.witnesses.offer(&signed);
                 Ok(())
             }
             Err(e) => {
@@ -1242,6 +1259,7 @@ impl Writer {
                     Some(note) if note == text => {
                         self.appender = next;
                         self.metrics.checkpoints.fetch_add(1, Ordering::Relaxed);
+                        self.witnesses.offer(&signed);
                         return Ok(());
                     }
                     // Another note of this size: the stored log state is the one to go on from.
@@ -1413,6 +1431,7 @@ impl Writer {
                     continue;
                 }
             }
+            let first_entry = builder.len();
             let mark = builder.mark();
             let mut sealed = Ok(());
             for ev in &events {
@@ -1485,6 +1504,8 @@ impl Writer {
                     }
                 }
             }
+            // Each accepted bet's receipt, before the reply is stored for retries.
+            receipts::attach(&mut reply, &builder.entries()[first_entry..]);
             if let Some(idem) = &job.idem {
                 batch_keys.insert((job.operator.clone(), idem.key.clone()), pending.len());
             }
@@ -1992,6 +2013,8 @@ impl Writer {
                                 player: player.clone(),
                                 stake_minor: *stake_minor,
                                 placements: placements.clone(),
+                                // Filled in once the entry is sealed (`receipts::attach`).
+                                receipt: None,
                             }),
                             Event::BetRefused {
                                 player, refusal, ..
@@ -3062,12 +3085,73 @@ pub mod read {
             .order(checkpoints::tree_size.asc())
             .select(checkpoints::note)
             .load(&mut conn)?;
-        rows.iter()
+        let mut cps = rows
+            .iter()
             .map(|t| {
                 SignedCheckpoint::parse(t)
                     .map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}")))
             })
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        witnessing::attach(&mut conn, &mut cps)?;
+        Ok(cps)
+    }
+
+    /// The signed checkpoint of `size` with its witnesses' cosignatures, if one was signed.
+    pub fn checkpoint_of_size(
+        pool: &ReadPool,
+        size: u64,
+    ) -> Result<Option<SignedCheckpoint>, StoreError> {
+        let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+        let row: Option<String> = checkpoints::table
+            .filter(checkpoints::tree_size.eq(size as i64))
+            .select(checkpoints::note)
+            .first(&mut conn)
+            .optional()?;
+        with_cosignatures(&mut conn, row)
+    }
+
+    /// The latest checkpoint carrying `witnesses`' quorum of cosignatures, if any.
+    pub fn latest_witnessed_checkpoint(
+        pool: &ReadPool,
+        witnesses: &witnessing::Witnesses,
+    ) -> Result<Option<SignedCheckpoint>, StoreError> {
+        if witnesses.specs.is_empty() {
+            return Ok(None);
+        }
+        let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+        // The sizes some witness cosigned, newest first: the first with the quorum is it.
+        let sizes: Vec<i64> = crate::store::schema::checkpoint_cosignatures::table
+            .select(crate::store::schema::checkpoint_cosignatures::tree_size)
+            .distinct()
+            .order(crate::store::schema::checkpoint_cosignatures::tree_size.desc())
+            .limit(1_000)
+            .load(&mut conn)?;
+        for size in sizes {
+            let row: Option<String> = checkpoints::table
+                .filter(checkpoints::tree_size.eq(size))
+                .select(checkpoints::note)
+                .first(&mut conn)
+                .optional()?;
+            if let Some(cp) = with_cosignatures(&mut conn, row)? {
+                if witnesses.witnessed(&cp) {
+                    return Ok(Some(cp));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn with_cosignatures(
+        conn: &mut crate::store::DbConnection,
+        note: Option<String>,
+    ) -> Result<Option<SignedCheckpoint>, StoreError> {
+        let Some(t) = note else { return Ok(None) };
+        let cp = SignedCheckpoint::parse(&t)
+            .map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}")))?;
+        let mut one = [cp];
+        witnessing::attach(conn, &mut one)?;
+        let [cp] = one;
+        Ok(Some(cp))
     }
 
     pub fn latest_checkpoint(pool: &ReadPool) -> Result<Option<SignedCheckpoint>, StoreError> {
@@ -3077,10 +3161,7 @@ pub mod read {
             .select(checkpoints::note)
             .first(&mut conn)
             .optional()?;
-        row.map(|t| {
-            SignedCheckpoint::parse(&t).map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}")))
-        })
-        .transpose()
+        with_cosignatures(&mut conn, row)
     }
 }
 

@@ -40,3 +40,4 @@ mod source;
 mod spec;
 mod trust;
 mod witness;
+mod witnessed;
