@@ -217,17 +217,18 @@ impl Collector for ServiceCounters {
             None,
             ready.metric_type(),
         )?)?;
-        let mut throttled = encoder.encode_descriptor(
-            "pitboss_throttled",
-            "Requests refused with 429, by the limit they met",
-            None,
-            prometheus_client::metrics::MetricType::Counter,
-        )?;
-        for (limit, n) in m.throttled.all() {
-            let labels = [("limit", limit)];
-            ConstCounter::new(n).encode(throttled.encode_family(&labels)?)?;
+        {
+            let mut throttled = encoder.encode_descriptor(
+                "pitboss_throttled",
+                "Requests refused with 429, by the limit they met",
+                None,
+                prometheus_client::metrics::MetricType::Counter,
+            )?;
+            for (limit, n) in m.throttled.all() {
+                let labels = [("limit", limit)];
+                ConstCounter::new(n).encode(throttled.encode_family(&labels)?)?;
+            }
         }
-        drop(throttled);
         // Per witness (none without witnesses): its last cosigned size, cosignatures, failures.
         let witnesses = m.witnesses.all();
         if !witnesses.is_empty() {
