@@ -641,5 +641,12 @@ pub async fn export(state: web::Data<AppState>, caller: Caller) -> Result<HttpRe
 pub async fn public_key(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("application/x-pem-file")
-        .body(state.service.public_key_pem.clone())
+        .body(
+            state
+                .service
+                .public_key_pem
+                .read()
+                .expect("pem lock")
+                .clone(),
+        )
 }

@@ -250,6 +250,20 @@ pub const OPERATIONS: &[OperationErrors] = &[
         ],
     ),
     op(
+        "POST",
+        "/v1/admin/signing-key/rotate",
+        &[
+            (400, &["malformed_json"]),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (
+                409,
+                &["rotation_open", "no_rotation_open", "rotation_not_ready"],
+            ),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
         "GET",
         "/v1/audit/checkpoint",
         &[
@@ -732,6 +746,9 @@ pub fn sample_detail(code: &str) -> String {
         "not_settled" => "round t1.1 is taking bets: nothing is settled yet".into(),
         "bad_plan_ref" => "'evolution roulette' is not ID or ID@VERSION".into(),
         "malformed_query" => "missing field `from`".into(),
+        "rotation_open" => "the rotation begun at seq 1234 is open: end it first".into(),
+        "no_rotation_open" => "no signing-key rotation is open: begin one first".into(),
+        "rotation_not_ready" => "the rotation cannot end now: rotation end names a new key that was not announced and authorised by a checkpoint".into(),
         "not_witnessed" => "no checkpoint carries cosignatures by 2 of the 3 configured witnesses yet".into(),
         "bad_expiry" => "expires_at 2020-01-01 00:00:00 UTC is not in the future".into(),
         "bad_overlap" => "overlap_s 9999999 is over 30 days (2,592,000 s)".into(),

@@ -138,6 +138,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(admin::list_keys)
         .service(admin::revoke_key)
         .service(admin::rotate_key)
+        .service(admin::rotate_signing_key)
         .service(plans::list)
         .service(approvals::list)
         .service(exceptions::pause)

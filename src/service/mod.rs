@@ -50,6 +50,7 @@ pub mod receipts;
 pub mod refusal;
 pub mod retention;
 pub mod secrets;
+pub mod signing_key;
 pub mod summary;
 pub mod witnessing;
 
@@ -369,6 +370,11 @@ enum Msg {
     Shutdown(tokio::sync::oneshot::Sender<()>),
     /// Sign a checkpoint now (on demand, before an export).
     Checkpoint(tokio::sync::oneshot::Sender<Result<u64, String>>),
+    /// A step of a signing-key rotation ([`signing_key`]).
+    RotateSigningKey(
+        signing_key::Stage,
+        tokio::sync::oneshot::Sender<Result<signing_key::Rotated, signing_key::Refused>>,
+    ),
 }
 
 /// Counters for `/metrics`.
@@ -412,7 +418,8 @@ pub struct Service {
     pub plans: Arc<PlanSet>,
     pub metrics: Arc<Metrics>,
     pub origin: String,
-    pub public_key_pem: String,
+    /// The key that signs the log now (changed by a rotation's end).
+    pub public_key_pem: Arc<RwLock<String>>,
     pub key_validity: Arc<RwLock<Vec<pitboss_audit::keys::KeyValidity>>>,
     pub database: DatabaseUrl,
     /// How long a request waits for the writer ([`SUBMIT_DEADLINE`] unless configured).
@@ -488,6 +495,10 @@ struct Writer {
     conn: DbConnection,
     appender: Appender,
     signer: NoteSigner,
+    /// During a signing-key rotation, the new key: checkpoints are signed by both.
+    next_signer: Option<NoteSigner>,
+    key_path: PathBuf,
+    public_key_pem: Arc<RwLock<String>>,
     state: Arc<RwLock<State>>,
     /// The right edge of the stored Merkle tree (the partial tile of each level).
     tiles: Tiles,
@@ -548,8 +559,6 @@ impl Service {
         .map_err(|e| StartError::Origin(e.to_string()))?;
         let origin = origin.as_str();
         let signer = NoteSigner::new(origin, key).map_err(|e| key_err(e.to_string()))?;
-        let public_key_pem = pitboss_audit::note::public_key_to_pem(signer.verifier().key())
-            .map_err(|e| key_err(e.to_string()))?;
         let seed_key = options.seed_key.clone().unwrap_or_else(|| {
             key_path
                 .parent()
@@ -572,6 +581,12 @@ impl Service {
             witnessing::Witnesses::parse(&options.witnesses).map_err(StartError::Origin)?;
         let plans = Arc::new(plans);
         let (appender, state, tiles, replayed) = recover(&mut conn, &plans, &signer, origin)?;
+        // The keys the logged schedule wants, across a rotation.
+        let (signer, next_signer) =
+            signing_key::resolve(key_path, signer, &appender).map_err(key_err)?;
+        let public_key_pem = pitboss_audit::note::public_key_to_pem(signer.verifier().key())
+            .map_err(|e| key_err(e.to_string()))?;
+        let public_key_pem = Arc::new(RwLock::new(public_key_pem));
         feed::backfill(&mut conn)?;
         let seeds = load_seeds(&mut conn, &seed_cipher)?;
         let metrics = Arc::new(Metrics {
@@ -594,6 +609,9 @@ impl Service {
             conn,
             appender,
             signer,
+            next_signer,
+            key_path: key_path.to_path_buf(),
+            public_key_pem: public_key_pem.clone(),
             state: state.clone(),
             tiles,
             key_validity: key_validity.clone(),
@@ -730,6 +748,26 @@ impl Service {
         }
         let left = deadline.saturating_duration_since(Instant::now());
         let _ = actix_web::rt::time::timeout(left, rx).await;
+    }
+
+    /// Takes a step of a signing-key rotation ([`signing_key`]).
+    pub async fn rotate_signing_key(
+        &self,
+        stage: signing_key::Stage,
+    ) -> Result<signing_key::Rotated, signing_key::Refused> {
+        let busy = |detail: &str| signing_key::Refused {
+            status: 503,
+            code: "unavailable",
+            detail: detail.to_owned(),
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.tx
+            .try_send(Msg::RotateSigningKey(stage, tx))
+            .map_err(|_| busy("the writer is busy or stopped; retry"))?;
+        tokio::time::timeout(self.submit_deadline, rx)
+            .await
+            .map_err(|_| busy("the writer did not answer in time; retry (a begun rotation answers rotation_open)"))?
+            .map_err(|_| busy("the writer has stopped"))?
     }
 
     /// Signs a checkpoint of the current log now; returns its size.
@@ -1121,16 +1159,21 @@ impl Writer {
             let mut jobs = Vec::with_capacity(msgs.len());
             let mut checkpoint_requests = Vec::new();
             let mut shutdown = None;
+            let mut rotations = Vec::new();
             for m in msgs {
                 match m {
                     Msg::Job(j) => jobs.push(*j),
                     Msg::Checkpoint(tx) => checkpoint_requests.push(tx),
                     Msg::Shutdown(tx) => shutdown = Some(tx),
+                    Msg::RotateSigningKey(stage, tx) => rotations.push((stage, tx)),
                 }
             }
             if !jobs.is_empty() {
                 self.metrics.writer.queue_depth.dec_by(jobs.len() as i64);
                 self.process(jobs);
+            }
+            for (stage, tx) in rotations {
+                let _ = tx.send(self.rotate_signing_key(stage));
             }
             self.snapshot_if_due(false);
             if !checkpoint_requests.is_empty()
@@ -1219,7 +1262,7 @@ impl Writer {
         }
         let mut next = self.appender.clone();
         let signed = next
-            .checkpoint(std::slice::from_ref(&self.signer))
+            .checkpoint(&self.signers())
             .map_err(|e| e.to_string())?;
         let state = serde_json::to_string(&next.state()).expect("log state serialises");
         let text = signed.to_text();

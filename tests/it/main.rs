@@ -33,6 +33,7 @@ mod readme;
 mod regulator;
 mod replay;
 mod server;
+mod signing_key;
 mod simulate;
 mod single_writer;
 mod snapshots;
