@@ -15,6 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
+use actix_web::http::StatusCode;
 use pitboss_audit::keys::{rotation_begin_entry, rotation_end_entry};
 use pitboss_audit::log::Appender;
 use pitboss_audit::note::NoteSigner;
@@ -50,9 +51,9 @@ pub struct Refused {
     pub detail: String,
 }
 
-fn refused(status: u16, code: &'static str, detail: impl Into<String>) -> Refused {
+fn refused(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Refused {
     Refused {
-        status,
+        status: status.as_u16(),
         code,
         detail: detail.into(),
     }
@@ -153,14 +154,14 @@ impl Writer {
     pub(super) fn rotate_signing_key(&mut self, stage: Stage) -> Result<Rotated, Refused> {
         // What is pending is signed under the schedule as it is.
         let _ = self.checkpoint_if_pending();
-        let unavailable = |e: String| refused(503, "unavailable", e);
+        let unavailable = |e: String| refused(StatusCode::SERVICE_UNAVAILABLE, "unavailable", e);
         let open = self.appender.keys().open_rotation().cloned();
         let now = Utc::now();
         match stage {
             Stage::Begin => {
                 if let Some(o) = open {
                     return Err(refused(
-                        409,
+                        StatusCode::CONFLICT,
                         "rotation_open",
                         format!(
                             "the rotation begun at seq {} is open: end it first",
@@ -180,7 +181,9 @@ impl Writer {
                     .map_err(|e| unavailable(e.to_string()))?;
                 let entry =
                     rotation_begin_entry(now_ts(now), self.signer.verifier(), new.verifier());
-                let seq = self.append_alone(entry, now).map_err(unavailable)?;
+                let seq = self.append_alone(entry, now).map_err(|e| match e {
+                    Append::Rules(e) | Append::Store(e) => unavailable(e),
+                })?;
                 let rotated = Rotated {
                     stage,
                     old_key: self.signer.verifier().to_vkey(),
@@ -196,19 +199,20 @@ impl Writer {
             Stage::End => {
                 let (Some(_), Some(new)) = (open, self.next_signer.clone()) else {
                     return Err(refused(
-                        409,
+                        StatusCode::CONFLICT,
                         "no_rotation_open",
                         "no signing-key rotation is open: begin one first",
                     ));
                 };
                 let old = self.signer.clone();
                 let entry = rotation_end_entry(now_ts(now), old.verifier(), new.verifier());
-                let seq = self.append_alone(entry, now).map_err(|e| {
-                    refused(
-                        409,
+                let seq = self.append_alone(entry, now).map_err(|e| match e {
+                    Append::Rules(e) => refused(
+                        StatusCode::CONFLICT,
                         "rotation_not_ready",
                         format!("the rotation cannot end now: {e}"),
-                    )
+                    ),
+                    Append::Store(e) => unavailable(e),
                 })?;
                 let pem = pitboss_audit::note::public_key_to_pem(new.verifier().key())
                     .map_err(|e| unavailable(e.to_string()))?;
@@ -237,11 +241,11 @@ impl Writer {
         &mut self,
         entry: pitboss_audit::entry::NewEntry,
         now: DateTime<Utc>,
-    ) -> Result<u64, String> {
+    ) -> Result<u64, Append> {
         let batch = self
             .appender
             .prepare(vec![entry])
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Append::Rules(e.to_string()))?;
         let mut tiles = self.tiles.clone();
         let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
         self.persist(&batch, &tile_rows, &Derived::default(), &[], &[], &[], now)
@@ -249,7 +253,7 @@ impl Writer {
                 self.metrics
                     .storage_failures
                     .fetch_add(1, Ordering::Relaxed);
-                e.to_string()
+                Append::Store(e.to_string())
             })?;
         self.appender
             .commit(&batch)
@@ -261,4 +265,10 @@ impl Writer {
             .store(self.appender.size(), Ordering::Relaxed);
         Ok(batch.entries[0].seq)
     }
+}
+
+/// Why an entry was not logged: the log's rules refused it, or the store failed.
+enum Append {
+    Rules(String),
+    Store(String),
 }
