@@ -680,7 +680,11 @@ fn real_requests_and_responses_match_the_spec() {
         None,
         Some(&json!({"stage": "end"})),
     );
-    assert_eq!((s, r["code"].as_str()), (409, Some("no_rotation_open")), "{r}");
+    assert_eq!(
+        (s, r["code"].as_str()),
+        (409, Some("no_rotation_open")),
+        "{r}"
+    );
     note("POST", "/v1/admin/signing-key/rotate");
     let revoke = |id: &str| {
         api.call(
