@@ -223,15 +223,57 @@ impl Collector for ServiceCounters {
             None,
             ready.metric_type(),
         )?)?;
-        let mut throttled = encoder.encode_descriptor(
-            "pitboss_throttled",
-            "Requests refused with 429, by the limit they met",
-            None,
-            prometheus_client::metrics::MetricType::Counter,
-        )?;
-        for (limit, n) in m.throttled.all() {
-            let labels = [("limit", limit)];
-            ConstCounter::new(n).encode(throttled.encode_family(&labels)?)?;
+        {
+            let mut throttled = encoder.encode_descriptor(
+                "pitboss_throttled",
+                "Requests refused with 429, by the limit they met",
+                None,
+                prometheus_client::metrics::MetricType::Counter,
+            )?;
+            for (limit, n) in m.throttled.all() {
+                let labels = [("limit", limit)];
+                ConstCounter::new(n).encode(throttled.encode_family(&labels)?)?;
+            }
+        }
+        // Per witness (none without witnesses): its last cosigned size, cosignatures, failures.
+        let witnesses = m.witnesses.all();
+        if !witnesses.is_empty() {
+            let mut e = encoder.encode_descriptor(
+                "pitboss_witness_cosigned_size",
+                "The largest checkpoint size each witness has cosigned",
+                None,
+                prometheus_client::metrics::MetricType::Gauge,
+            )?;
+            for w in witnesses {
+                let labels = [("witness", w.name.as_str())];
+                let v = i64::try_from(w.cosigned_size.load(Ordering::Relaxed)).unwrap_or(i64::MAX);
+                ConstGauge::new(v).encode(e.encode_family(&labels)?)?;
+            }
+            for (name, help, get) in [
+                (
+                    "pitboss_witness_cosignatures",
+                    "Cosignatures each witness returned and the service stored",
+                    (|w: &crate::service::witnessing::WitnessStatus| &w.cosignatures)
+                        as fn(&crate::service::witnessing::WitnessStatus) -> &std::sync::atomic::AtomicU64,
+                ),
+                (
+                    "pitboss_witness_failures",
+                    "Submissions of a checkpoint to each witness that failed (unreachable, refused, a bad answer, not stored); retried with the newest checkpoint",
+                    |w: &crate::service::witnessing::WitnessStatus| &w.failures,
+                ),
+            ] {
+                let mut e = encoder.encode_descriptor(
+                    name,
+                    help,
+                    None,
+                    prometheus_client::metrics::MetricType::Counter,
+                )?;
+                for w in witnesses {
+                    let labels = [("witness", w.name.as_str())];
+                    ConstCounter::new(get(w).load(Ordering::Relaxed))
+                        .encode(e.encode_family(&labels)?)?;
+                }
+            }
         }
         Ok(())
     }

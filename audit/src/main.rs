@@ -106,11 +106,15 @@ enum Command {
         #[arg(long, short)]
         out: Option<PathBuf>,
     },
-    /// Check an inclusion proof file with the public key alone.
+    /// Check an inclusion proof file with the public key alone; with witness keys, the proof's
+    /// checkpoint must also carry the quorum of their cosignatures (a bet's receipt against a
+    /// witnessed checkpoint).
     CheckProof {
         proof: PathBuf,
         #[arg(long = "public-key", required = true)]
         public_key: Vec<PathBuf>,
+        #[command(flatten)]
+        witnesses: WitnessArgs,
     },
     /// Print the verifier key string (`<name>+<key id>+<base64(0x01 ‖ key)>`) of a public key
     /// under a name: for a pitboss log, the name is its origin. This is what a witness is
@@ -338,7 +342,14 @@ fn run(cmd: Command) -> Result<ExitCode, String> {
                 }
             }
         }
-        Command::CheckProof { proof, public_key } => check_proof_cmd(&proof, &public_key),
+        Command::CheckProof {
+            proof,
+            public_key,
+            witnesses,
+        } => {
+            let (witnesses, quorum) = witnesses.read()?;
+            check_proof_cmd(&proof, &public_key, &witnesses, quorum)
+        }
         Command::Vkey { public_key, name } => {
             let key = read_keys(std::slice::from_ref(&public_key))?;
             let v =
@@ -427,7 +438,12 @@ fn verify(
     }
 }
 
-fn check_proof_cmd(proof: &Path, public_key: &[PathBuf]) -> Result<ExitCode, String> {
+fn check_proof_cmd(
+    proof: &Path,
+    public_key: &[PathBuf],
+    witnesses: &[CosignerVerifier],
+    quorum: usize,
+) -> Result<ExitCode, String> {
     let keys = read_keys(public_key)?;
     let text = std::fs::read_to_string(proof).map_err(|e| format!("{}: {e}", proof.display()))?;
     let p: InclusionProofFile = match serde_json::from_str(&text) {
@@ -439,9 +455,34 @@ fn check_proof_cmd(proof: &Path, public_key: &[PathBuf]) -> Result<ExitCode, Str
     };
     match check_proof(&p, &keys) {
         Ok(c) => {
+            let mut by = Vec::new();
+            if !witnesses.is_empty() {
+                // check_proof parsed this note already.
+                let cp = SignedCheckpoint::parse(&p.checkpoint).map_err(|e| e.to_string())?;
+                by = match pitboss_audit::cosigned_by(&cp, witnesses) {
+                    Ok(by) => by,
+                    Err(e) => {
+                        println!("FAIL the checkpoint's cosignature does not verify: {e}");
+                        return Ok(ExitCode::from(EXIT_PROOF_INVALID));
+                    }
+                };
+                if by.len() < quorum {
+                    println!(
+                        "FAIL the checkpoint of size {} carries valid cosignatures by {} of the given witnesses, {quorum} required",
+                        c.tree_size,
+                        by.len()
+                    );
+                    return Ok(ExitCode::from(EXIT_PROOF_INVALID));
+                }
+            }
             println!(
-                "OK {}: entry {} ({}) is in the tree of size {}, leaf hash {}",
-                c.origin, c.seq, c.kind, c.tree_size, c.leaf_hash
+                "OK {}: entry {} ({}) is in the tree of size {}, leaf hash {}{}",
+                c.origin,
+                c.seq,
+                c.kind,
+                c.tree_size,
+                c.leaf_hash,
+                witnessed_suffix(&by)
             );
             Ok(ExitCode::SUCCESS)
         }

@@ -560,3 +560,94 @@ pub async fn metrics(state: web::Data<AppState>, req: actix_web::HttpRequest) ->
     let (content_type, body) = crate::observe::render(&state.service.metrics, openmetrics, &gauges);
     HttpResponse::Ok().content_type(content_type).body(body)
 }
+
+/// A step of a rotation of the log's signing key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SigningKeyStage {
+    /// Make a new key and announce it (`key_rotated` `begin`): checkpoints are signed by both
+    /// keys from now on (the overlap).
+    Begin,
+    /// Retire the old key (`key_rotated` `end`): the new key signs alone.
+    End,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"stage": "begin"}))]
+pub struct RotateSigningKey {
+    pub stage: SigningKeyStage,
+}
+
+/// `200` to a step of a signing-key rotation.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SigningKeyRotated {
+    pub stage: SigningKeyStage,
+    /// The key being replaced, as a verifier key string (`<origin>+<id>+<base64>`).
+    pub old_key: String,
+    /// Its successor, as a verifier key string: give it to the witnesses (`--log-key`) and
+    /// auditors before the end.
+    pub new_key: String,
+    /// The seq of the `key_rotated` entry logged.
+    pub seq: u64,
+    /// The key `GET /v1/audit/public-key` serves after this step (SubjectPublicKeyInfo PEM): the
+    /// old key after `begin`, the new one after `end`.
+    pub public_key: String,
+}
+
+/// Rotates the log's signing key on the running service, in two steps with an overlap
+/// (audit/FORMAT.md section 5).
+///
+/// `begin` makes a new Ed25519 key (written 0600 beside the signing key as
+/// `signing-key.next.pem`) and logs a `key_rotated` `begin` entry naming both keys; every
+/// checkpoint from then on is signed by both, the first one by the old key authorising the
+/// new. `end` logs the `end` entry that retires the old key: later checkpoints are signed by
+/// the new key alone, which takes the signing key's path (the old file is kept as
+/// `signing-key.retired-<fingerprint>.pem`). An auditor holding the old key learns the new
+/// one from the log; a witness must be given the new key (`--log-key`) before `end`. Safe to
+/// retry: a second `begin` answers `rotation_open`, an `end` with nothing open
+/// `no_rotation_open`. Roles: **admin**.
+#[utoipa::path(
+    tag = "admin",
+    security(("api_key" = [])),
+    request_body = RotateSigningKey,
+    responses(
+        (status = 200, description = "The step was logged.", body = SigningKeyRotated),
+        (status = 400, description = "`malformed_json`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`: no, malformed, unknown, revoked or expired API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: needs the role admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`rotation_open`: `begin` while a rotation is open; `no_rotation_open`: `end` with none open; `rotation_not_ready`: the new key is not yet authorised by a checkpoint.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, description = "`unavailable`: not recorded; retry.", body = ProblemDocument, content_type = "application/problem+json"),
+    ),
+)]
+#[post("/v1/admin/signing-key/rotate")]
+pub async fn rotate_signing_key(
+    state: web::Data<AppState>,
+    caller: Caller,
+    body: web::Bytes,
+) -> Result<HttpResponse, Problem> {
+    caller.require(&[Role::Admin])?;
+    let b: RotateSigningKey = serde_json::from_slice(&body)
+        .map_err(|e| Problem::bad_request("malformed_json", e.to_string()))?;
+    let stage = match b.stage {
+        SigningKeyStage::Begin => crate::service::signing_key::Stage::Begin,
+        SigningKeyStage::End => crate::service::signing_key::Stage::End,
+    };
+    match state.service.rotate_signing_key(stage).await {
+        Ok(r) => Ok(HttpResponse::Ok().json(SigningKeyRotated {
+            stage: b.stage,
+            old_key: r.old_key,
+            new_key: r.new_key,
+            seq: r.seq,
+            public_key: r.public_key_pem,
+        })),
+        Err(e) if e.status == 409 => Err(Problem::new(
+            StatusCode::CONFLICT,
+            e.code,
+            "Refused",
+            e.detail,
+        )),
+        Err(e) => Err(unavailable(&e.detail)),
+    }
+}

@@ -291,19 +291,35 @@ pub async fn daily_summary(
     Ok(HttpResponse::Ok().json(s))
 }
 
-/// The latest signed checkpoint, as note text (`text/plain`).
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointQuery {
+    /// `true`: the latest checkpoint that carries cosignatures by the configured quorum of
+    /// witnesses (`serve --witness-quorum`), rather than the latest signed.
+    pub witnessed: Option<bool>,
+}
+
+/// The latest signed checkpoint, as note text (`text/plain`), with the cosignatures of the
+/// witnesses that have cosigned it so far.
 ///
 /// A C2SP signed note: origin, tree size, root hash, then the Ed25519 signature lines
-/// (`audit/FORMAT.md`). Roles: **auditor**, **regulator**, **admin**.
+/// (`audit/FORMAT.md`): the log's own, then each configured witness's cosignature line
+/// (C2SP tlog-cosignature) once that witness has cosigned this size. With `witnessed=true`,
+/// the latest checkpoint carrying the quorum of cosignatures: what an auditor or a player
+/// checks an inclusion proof against (`GET /v1/audit/proof/{seq}?size=…`). Roles: **auditor**,
+/// **regulator**, **admin**.
 #[utoipa::path(
     tag = "audit",
     operation_id = "latest_checkpoint",
     security(("api_key" = [])),
+    params(CheckpointQuery),
     responses(
-        (status = 200, description = "The signed checkpoint note.", body = String, content_type = "text/plain; charset=utf-8"),
+        (status = 200, description = "The signed checkpoint note, with the witnesses' cosignature lines it has.", body = String, content_type = "text/plain; charset=utf-8"),
+        (status = 400, description = "`malformed_query`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 404, description = "`no_checkpoint`: none signed yet.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`no_checkpoint`: none signed yet; `not_witnessed`: with `witnessed=true`, no checkpoint carries the quorum of cosignatures yet (or no witness is configured).", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: the log could not be read or signed now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
@@ -311,9 +327,29 @@ pub async fn daily_summary(
 pub async fn checkpoint(
     state: web::Data<AppState>,
     caller: Caller,
+    q: web::Query<CheckpointQuery>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
     let pool = state.service.pool.clone();
+    if q.witnessed == Some(true) {
+        let witnesses = state.service.witnesses.clone();
+        let (n, quorum) = (witnesses.specs.len(), witnesses.quorum);
+        return match blocking(move || read::latest_witnessed_checkpoint(&pool, &witnesses))
+            .await?
+        {
+            Some(cp) => Ok(HttpResponse::Ok()
+                .content_type("text/plain; charset=utf-8")
+                .body(cp.to_text())),
+            None if n == 0 => Err(Problem::not_found(
+                "not_witnessed",
+                "no witness is configured (serve --witness-url, --witness-key)",
+            )),
+            None => Err(Problem::not_found(
+                "not_witnessed",
+                format!("no checkpoint carries cosignatures by {quorum} of the {n} configured witnesses yet"),
+            )),
+        };
+    }
     match blocking(move || read::latest_checkpoint(&pool)).await? {
         Some(cp) => Ok(HttpResponse::Ok()
             .content_type("text/plain; charset=utf-8")
@@ -353,19 +389,31 @@ pub async fn checkpoint_now(
     Ok(HttpResponse::Ok().json(CheckpointSigned { tree_size: size }))
 }
 
-/// A self-contained inclusion proof of entry `seq` against the latest checkpoint, in the
-/// format `pitboss-audit check-proof` reads.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ProofQuery {
+    /// Prove against the stored checkpoint of this size (e.g. the latest witnessed one,
+    /// `GET /v1/audit/checkpoint?witnessed=true`) instead of the latest.
+    pub size: Option<u64>,
+}
+
+/// A self-contained inclusion proof of entry `seq` against the latest checkpoint (or the
+/// checkpoint of `size`), in the format `pitboss-audit check-proof` reads.
 ///
-/// Signs a checkpoint first if entries are pending. Roles: **auditor**, **regulator**,
-/// **admin**.
+/// Without `size`, signs a checkpoint first if entries are pending. The proof's checkpoint
+/// carries the witnesses' cosignatures stored for it. With a bet's receipt (its `seq` and
+/// `leaf_hash`) it settles a dispute: the proof's entry hashes to the receipt's leaf hash, and
+/// its path leads to the root of a checkpoint witnesses cosigned (README, "Receipts").
+/// Roles: **auditor**, **regulator**, **admin**.
 #[utoipa::path(
     tag = "audit",
     operation_id = "inclusion_proof",
     security(("api_key" = [])),
-    params(("seq" = u64, Path, description = "The entry's sequence number (its leaf index).")),
+    params(("seq" = u64, Path, description = "The entry's sequence number (its leaf index)."), ProofQuery),
     responses(
         (status = 200, description = "The proof file.", body = InclusionProofDocument),
-        (status = 400, description = "`malformed_path`: `seq` is not a number.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 400, description = "`malformed_path`: `seq` is not a number; `malformed_query`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 404, description = "`entry_not_found`, `no_checkpoint` or `entry_not_covered`.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -377,21 +425,29 @@ pub async fn proof(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<u64>,
+    q: web::Query<ProofQuery>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
     let seq = path.into_inner();
-    state
-        .service
-        .checkpoint_now()
-        .await
-        .map_err(|e| unavailable(&e))?;
+    let size = q.size;
+    if size.is_none() {
+        state
+            .service
+            .checkpoint_now()
+            .await
+            .map_err(|e| unavailable(&e))?;
+    }
     let pool = state.service.pool.clone();
     // The proof is made from the stored tree's tiles: O(log n) rows, nothing held in memory.
     let file = blocking(move || {
         let Some(entry) = read::entry(&pool, seq)? else {
             return Ok(Err("entry_not_found"));
         };
-        let Some(cp) = read::latest_checkpoint(&pool)? else {
+        let cp = match size {
+            None => read::latest_checkpoint(&pool)?,
+            Some(n) => read::checkpoint_of_size(&pool, n)?,
+        };
+        let Some(cp) = cp else {
             return Ok(Err("no_checkpoint"));
         };
         if seq >= cp.checkpoint.size {
@@ -418,7 +474,10 @@ pub async fn proof(
         )),
         Err(_) => Err(Problem::not_found(
             "no_checkpoint",
-            "no checkpoint has been signed yet",
+            match size {
+                None => "no checkpoint has been signed yet".to_owned(),
+                Some(n) => format!("no checkpoint of size {n} was signed"),
+            },
         )),
     }
 }
@@ -582,5 +641,12 @@ pub async fn export(state: web::Data<AppState>, caller: Caller) -> Result<HttpRe
 pub async fn public_key(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("application/x-pem-file")
-        .body(state.service.public_key_pem.clone())
+        .body(
+            state
+                .service
+                .public_key_pem
+                .read()
+                .expect("pem lock")
+                .clone(),
+        )
 }

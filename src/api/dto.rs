@@ -246,6 +246,10 @@ pub enum BetResult {
         /// (and Egalite total) with its stake (a Casino Hold'em Call Blind places two).
         #[schema(value_type = crate::round::game::Placements)]
         placements: Value,
+        /// Where the bet is in the audit log: always present on an accepted bet.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        receipt: Option<Receipt>,
     },
     /// Logged refusal, with the plan rule that refused it.
     Refused {
@@ -257,6 +261,20 @@ pub enum BetResult {
         #[schema(required = true)]
         clause: Option<String>,
     },
+}
+
+/// A bet's receipt: its `bet_accepted` entry in the audit log. The player keeps it; with an
+/// inclusion proof (`GET /v1/audit/proof/{seq}`) against a checkpoint witnesses cosigned, it
+/// shows the bet is in the log as accepted, whatever the operator later claims (README,
+/// "Receipts").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Receipt {
+    /// The entry's sequence number (its leaf index in the log's Merkle tree).
+    pub seq: u64,
+    /// The entry's leaf hash, hex: SHA-256(0x00 ‖ the entry's canonical bytes).
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    pub leaf_hash: String,
 }
 
 /// `200` to a dealer event or a void. After `close_betting`: `round` and `phase` only. After a

@@ -305,12 +305,27 @@ pub const OPERATIONS: &[OperationErrors] = &[
         ],
     ),
     op(
+        "POST",
+        "/v1/admin/signing-key/rotate",
+        &[
+            (400, &["malformed_json"]),
+            (401, &["unauthorized"]),
+            (403, &["forbidden"]),
+            (
+                409,
+                &["rotation_open", "no_rotation_open", "rotation_not_ready"],
+            ),
+            (503, &["unavailable"]),
+        ],
+    ),
+    op(
         "GET",
         "/v1/audit/checkpoint",
         &[
+            (400, &["malformed_query"]),
             (401, &["unauthorized"]),
             (403, &["forbidden"]),
-            (404, &["no_checkpoint"]),
+            (404, &["no_checkpoint", "not_witnessed"]),
             (503, &["unavailable"]),
         ],
     ),
@@ -367,7 +382,7 @@ pub const OPERATIONS: &[OperationErrors] = &[
         "get",
         "/v1/audit/proof/{seq}",
         &[
-            (400, &["malformed_path"]),
+            (400, &["malformed_path", "malformed_query"]),
             (401, &["unauthorized"]),
             (403, &["forbidden"]),
             (
@@ -786,6 +801,10 @@ pub fn sample_detail(code: &str) -> String {
         "not_settled" => "round t1.1 is taking bets: nothing is settled yet".into(),
         "bad_plan_ref" => "'evolution roulette' is not ID or ID@VERSION".into(),
         "malformed_query" => "missing field `from`".into(),
+        "rotation_open" => "the rotation begun at seq 1234 is open: end it first".into(),
+        "no_rotation_open" => "no signing-key rotation is open: begin one first".into(),
+        "rotation_not_ready" => "the rotation cannot end now: rotation end names a new key that was not announced and authorised by a checkpoint".into(),
+        "not_witnessed" => "no checkpoint carries cosignatures by 2 of the 3 configured witnesses yet".into(),
         "bad_expiry" => "expires_at 2020-01-01 00:00:00 UTC is not in the future".into(),
         "bad_overlap" => "overlap_s 9999999 is over 30 days (2,592,000 s)".into(),
         "key_not_found" => "no API key 0123456789abcdef".into(),

@@ -93,6 +93,7 @@ machine `code`; a refusal by a rule of the plan also names the plan (`id@version
         admin::list_keys,
         admin::revoke_key,
         admin::rotate_key,
+        admin::rotate_signing_key,
     ),
     components(schemas(
         dto::ProblemDocument,

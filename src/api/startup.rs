@@ -57,6 +57,8 @@ pub struct ServeConfig {
     pub write_deadline: Option<std::time::Duration>,
     /// What the regulator's rules ask of this deployment (`--require-approval`, …).
     pub regulator: crate::service::approval::RegulatorOptions,
+    /// The witnesses that cosign the log's checkpoints (`--witness-url`, `--witness-key`).
+    pub witnesses: crate::service::witnessing::WitnessOptions,
 }
 
 /// Largest request body accepted, in bytes.
@@ -136,6 +138,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(admin::list_keys)
         .service(admin::revoke_key)
         .service(admin::rotate_key)
+        .service(admin::rotate_signing_key)
         .service(plans::list)
         .service(approvals::list)
         .service(exceptions::pause)
@@ -214,6 +217,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             snapshots: Some(config.snapshots),
             submit_deadline: config.write_deadline,
             regulator: config.regulator.clone(),
+            witnesses: config.witnesses.clone(),
         },
     )
     .map_err(|e| e.to_string())?;

@@ -104,6 +104,8 @@ pub enum Command {
         limits: LimitArgs,
         #[command(flatten)]
         regulator: RegulatorArgs,
+        #[command(flatten)]
+        witnesses: WitnessArgs,
     },
     /// Print the OpenAPI description of the HTTP API (committed as openapi/openapi.json).
     Openapi,
@@ -286,6 +288,7 @@ pub fn run(cli: Cli) -> ExitCode {
             snapshot_interval_s,
             write_deadline_ms,
             regulator,
+            witnesses,
         } => {
             crate::observe::init_logging();
             // A service never starts on plans with errors: it would enforce rules nobody approved.
@@ -319,12 +322,58 @@ pub fn run(cli: Cli) -> ExitCode {
                 },
                 write_deadline: Some(std::time::Duration::from_millis(write_deadline_ms)),
                 regulator: regulator.into(),
+                witnesses: match witnesses.options() {
+                    Ok(w) => w,
+                    Err(e) => return fail(e),
+                },
             };
             match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(e),
             }
         }
+    }
+}
+
+/// The witnesses that cosign the log's checkpoints (README, "Witnesses").
+#[derive(Debug, Clone, clap::Args)]
+pub struct WitnessArgs {
+    /// A witness's URL prefix (`https://witness.example` serves `…/add-checkpoint`). Repeat
+    /// for more witnesses, each with its `--witness-key`, in the same order.
+    #[arg(
+        long = "witness-url",
+        env = "PITBOSS_WITNESS_URLS",
+        value_delimiter = ','
+    )]
+    witness_urls: Vec<String>,
+    /// A witness's verifier key string (`pitboss witness key` prints it).
+    #[arg(
+        long = "witness-key",
+        env = "PITBOSS_WITNESS_VKEYS",
+        value_delimiter = ','
+    )]
+    witness_keys: Vec<String>,
+    /// How many distinct witnesses make a checkpoint witnessed (default: all configured);
+    /// `GET /v1/audit/checkpoint?witnessed=true` serves the latest such checkpoint.
+    #[arg(long, env = "PITBOSS_WITNESS_QUORUM", value_parser = clap::value_parser!(u64).range(1..))]
+    witness_quorum: Option<u64>,
+    /// Seconds one request to a witness may take; a witness that is down delays its
+    /// cosignatures, never a bet.
+    #[arg(long, env = "PITBOSS_WITNESS_TIMEOUT_S", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
+    witness_timeout_s: u64,
+}
+
+impl WitnessArgs {
+    fn options(&self) -> Result<crate::service::witnessing::WitnessOptions, String> {
+        let o = crate::service::witnessing::WitnessOptions::from_lists(
+            &self.witness_urls,
+            &self.witness_keys,
+            self.witness_quorum.map(|q| q as usize),
+            Some(std::time::Duration::from_secs(self.witness_timeout_s)),
+        )?;
+        // Checked before the service starts: a misconfigured witness is a startup error.
+        crate::service::witnessing::Witnesses::parse(&o)?;
+        Ok(o)
     }
 }
 

@@ -48,12 +48,15 @@ pub mod exception;
 pub mod feed;
 pub mod health;
 pub mod payouts;
+pub mod receipts;
 pub mod refusal;
 pub mod register;
 pub mod retention;
 pub mod secrets;
+pub mod signing_key;
 pub mod summary;
 mod wal;
+pub mod witnessing;
 
 use derived::Derived;
 use secrets::SeedCipher;
@@ -377,6 +380,11 @@ enum Msg {
     Shutdown(tokio::sync::oneshot::Sender<()>),
     /// Sign a checkpoint now (on demand, before an export).
     Checkpoint(tokio::sync::oneshot::Sender<Result<u64, String>>),
+    /// A step of a signing-key rotation ([`signing_key`]).
+    RotateSigningKey(
+        signing_key::Stage,
+        tokio::sync::oneshot::Sender<Result<signing_key::Rotated, signing_key::Refused>>,
+    ),
 }
 
 /// Counters for `/metrics`.
@@ -408,6 +416,8 @@ pub struct Metrics {
     pub writer: crate::observe::WriterMetrics,
     /// Whether the writer can write now (`/readyz`).
     pub health: health::Health,
+    /// Each configured witness's cosignatures and failures.
+    pub witnesses: witnessing::WitnessMetrics,
 }
 
 /// What the HTTP layer holds.
@@ -418,13 +428,16 @@ pub struct Service {
     pub plans: Arc<PlanSet>,
     pub metrics: Arc<Metrics>,
     pub origin: String,
-    pub public_key_pem: String,
+    /// The key that signs the log now (changed by a rotation's end).
+    pub public_key_pem: Arc<RwLock<String>>,
     pub key_validity: Arc<RwLock<Vec<pitboss_audit::keys::KeyValidity>>>,
     pub database: DatabaseUrl,
     /// How long a request waits for the writer ([`SUBMIT_DEADLINE`] unless configured).
     pub submit_deadline: Duration,
     /// `serve --require-approval`: tables and rounds only on approved plan versions.
     pub require_approval: bool,
+    /// The witnesses that cosign the log's checkpoints, and their quorum.
+    pub witnesses: witnessing::Witnesses,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -460,6 +473,8 @@ pub struct StartOptions {
     pub snapshots: Option<Snapshots>,
     /// How long a request waits for the writer (`None`: [`SUBMIT_DEADLINE`]).
     pub submit_deadline: Option<Duration>,
+    /// The witnesses each new checkpoint is sent to ([`witnessing`]).
+    pub witnesses: witnessing::WitnessOptions,
 }
 
 /// When the writer stores a snapshot of the live state: after `every_entries` new entries,
@@ -490,6 +505,10 @@ struct Writer {
     conn: DbConnection,
     appender: Appender,
     signer: NoteSigner,
+    /// During a signing-key rotation, the new key: checkpoints are signed by both.
+    next_signer: Option<NoteSigner>,
+    key_path: PathBuf,
+    public_key_pem: Arc<RwLock<String>>,
     state: Arc<RwLock<State>>,
     /// The right edge of the stored Merkle tree (the partial tile of each level).
     tiles: Tiles,
@@ -529,6 +548,8 @@ struct Writer {
     in_flight_register: Option<register::Writes>,
     /// Live rounds' progress, for the interrupted-round deadline ([`deadline`]).
     deadlines: deadline::Deadlines,
+    /// Each stored checkpoint is handed to the witnesses' threads here ([`witnessing`]).
+    witnesses: witnessing::Hub,
 }
 
 impl Service {
@@ -559,8 +580,6 @@ impl Service {
         .map_err(|e| StartError::Origin(e.to_string()))?;
         let origin = origin.as_str();
         let signer = NoteSigner::new(origin, key).map_err(|e| key_err(e.to_string()))?;
-        let public_key_pem = pitboss_audit::note::public_key_to_pem(signer.verifier().key())
-            .map_err(|e| key_err(e.to_string()))?;
         let seed_key = options.seed_key.clone().unwrap_or_else(|| {
             key_path
                 .parent()
@@ -579,8 +598,16 @@ impl Service {
                     .map_err(|e| StartError::Origin(format!("regulator key {k:?}: {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let witnesses =
+            witnessing::Witnesses::parse(&options.witnesses).map_err(StartError::Origin)?;
         let plans = Arc::new(plans);
         let (appender, state, tiles, replayed) = recover(&mut conn, &plans, &signer, origin)?;
+        // The keys the logged schedule wants, across a rotation.
+        let (signer, next_signer) =
+            signing_key::resolve(key_path, signer, &appender).map_err(key_err)?;
+        let public_key_pem = pitboss_audit::note::public_key_to_pem(signer.verifier().key())
+            .map_err(|e| key_err(e.to_string()))?;
+        let public_key_pem = Arc::new(RwLock::new(public_key_pem));
         feed::backfill(&mut conn)?;
         let seeds = load_seeds(&mut conn, &seed_cipher)?;
         let metrics = Arc::new(Metrics {
@@ -617,6 +644,9 @@ impl Service {
             conn,
             appender,
             signer,
+            next_signer,
+            key_path: key_path.to_path_buf(),
+            public_key_pem: public_key_pem.clone(),
             state: state.clone(),
             tiles,
             key_validity: key_validity.clone(),
@@ -645,6 +675,7 @@ impl Service {
             in_flight_answers: HashMap::new(),
             in_flight_register: None,
             deadlines: deadline::Deadlines::default(),
+            witnesses: witnessing::Hub::default(),
         };
         // The log's size right after the snapshot this start read (0 without one). Not the
         // log's size: the tail replayed at start is in no snapshot yet, so a clean stop with no
@@ -663,6 +694,8 @@ impl Service {
         )?;
         // A checkpoint at start covers whatever the previous run left unsigned.
         writer.checkpoint_if_pending().map_err(StartError::Replay)?;
+        // Each witness's thread starts with the latest stored checkpoint.
+        writer.witnesses = witnessing::start(&url, &witnesses, &metrics.witnesses)?;
         std::thread::Builder::new()
             .name("pitboss-writer".into())
             .spawn(move || writer.run(rx))?;
@@ -678,6 +711,7 @@ impl Service {
             database: url,
             submit_deadline,
             require_approval: options.regulator.require_approval,
+            witnesses,
         })
     }
 
@@ -755,6 +789,26 @@ impl Service {
         }
         let left = deadline.saturating_duration_since(Instant::now());
         let _ = actix_web::rt::time::timeout(left, rx).await;
+    }
+
+    /// Takes a step of a signing-key rotation ([`signing_key`]).
+    pub async fn rotate_signing_key(
+        &self,
+        stage: signing_key::Stage,
+    ) -> Result<signing_key::Rotated, signing_key::Refused> {
+        let busy = |detail: &str| signing_key::Refused {
+            status: 503,
+            code: "unavailable",
+            detail: detail.to_owned(),
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.tx
+            .try_send(Msg::RotateSigningKey(stage, tx))
+            .map_err(|_| busy("the writer is busy or stopped; retry"))?;
+        tokio::time::timeout(self.submit_deadline, rx)
+            .await
+            .map_err(|_| busy("the writer did not answer in time; retry (a begun rotation answers rotation_open)"))?
+            .map_err(|_| busy("the writer has stopped"))?
     }
 
     /// Signs a checkpoint of the current log now; returns its size.
@@ -1162,16 +1216,21 @@ impl Writer {
             let mut jobs = Vec::with_capacity(msgs.len());
             let mut checkpoint_requests = Vec::new();
             let mut shutdown = None;
+            let mut rotations = Vec::new();
             for m in msgs {
                 match m {
                     Msg::Job(j) => jobs.push(*j),
                     Msg::Checkpoint(tx) => checkpoint_requests.push(tx),
                     Msg::Shutdown(tx) => shutdown = Some(tx),
+                    Msg::RotateSigningKey(stage, tx) => rotations.push((stage, tx)),
                 }
             }
             if !jobs.is_empty() {
                 self.metrics.writer.queue_depth.dec_by(jobs.len() as i64);
                 self.process(jobs);
+            }
+            for (stage, tx) in rotations {
+                let _ = tx.send(self.rotate_signing_key(stage));
             }
             self.snapshot_if_due(false);
             if !checkpoint_requests.is_empty()
@@ -1269,7 +1328,7 @@ impl Writer {
         }
         let mut next = self.appender.clone();
         let signed = next
-            .checkpoint(std::slice::from_ref(&self.signer))
+            .checkpoint(&self.signers())
             .map_err(|e| e.to_string())?;
         let state = serde_json::to_string(&next.state()).expect("log state serialises");
         let text = signed.to_text();
@@ -1293,6 +1352,7 @@ impl Writer {
                 self.appender = next;
                 self.metrics.checkpoints.fetch_add(1, Ordering::Relaxed);
                 self.metrics.health.store_ok();
+                self.witnesses.offer(&signed);
                 Ok(())
             }
             Err(e) => {
@@ -1308,6 +1368,7 @@ impl Writer {
                     Some(note) if note == text => {
                         self.appender = next;
                         self.metrics.checkpoints.fetch_add(1, Ordering::Relaxed);
+                        self.witnesses.offer(&signed);
                         return Ok(());
                     }
                     // Another note of this size: the stored log state is the one to go on from.
@@ -1449,7 +1510,10 @@ impl Writer {
                     Some(&i) => {
                         let first: &Pending = &pending[i];
                         let hash = first.job.idem.as_ref().map(|x| x.request_hash.as_str());
-                        Some((hash == Some(idem.request_hash.as_str()), first.reply.clone()))
+                        Some((
+                            hash == Some(idem.request_hash.as_str()),
+                            first.reply.clone(),
+                        ))
                     }
                     None => self
                         .in_flight_answers
@@ -1540,6 +1604,7 @@ impl Writer {
                     continue;
                 }
             }
+            let first_entry = builder.len();
             let mark = builder.mark();
             let mut sealed = Ok(());
             for ev in &events {
@@ -1619,6 +1684,8 @@ impl Writer {
                     }
                 }
             }
+            // Each accepted bet's receipt, before the reply is stored for retries.
+            receipts::attach(&mut reply, &builder.entries()[first_entry..]);
             if let Some(idem) = &job.idem {
                 batch_keys.insert((job.operator.clone(), idem.key.clone()), pending.len());
             }
@@ -1848,7 +1915,10 @@ impl Writer {
         derived: &Derived,
         now: DateTime<Utc>,
     ) -> Result<(), diesel::result::Error> {
-        debug_assert!(!self.in_flight, "the writer writes only with nothing in flight");
+        debug_assert!(
+            !self.in_flight,
+            "the writer writes only with nothing in flight"
+        );
         let state = serde_json::to_string(batch.state_after()).expect("log state serialises");
         let created = now.to_rfc3339_opts(SecondsFormat::Micros, true);
         let rows = committer::BatchRows {
@@ -2141,6 +2211,8 @@ impl Writer {
                                 player: player.clone(),
                                 stake_minor: *stake_minor,
                                 placements: placements.clone(),
+                                // Filled in once the entry is sealed (`receipts::attach`).
+                                receipt: None,
                             }),
                             Event::BetRefused {
                                 player, refusal, ..
@@ -3229,12 +3301,73 @@ pub mod read {
             .order(checkpoints::tree_size.asc())
             .select(checkpoints::note)
             .load(&mut conn)?;
-        rows.iter()
+        let mut cps = rows
+            .iter()
             .map(|t| {
                 SignedCheckpoint::parse(t)
                     .map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}")))
             })
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        witnessing::attach(&mut conn, &mut cps)?;
+        Ok(cps)
+    }
+
+    /// The signed checkpoint of `size` with its witnesses' cosignatures, if one was signed.
+    pub fn checkpoint_of_size(
+        pool: &ReadPool,
+        size: u64,
+    ) -> Result<Option<SignedCheckpoint>, StoreError> {
+        let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+        let row: Option<String> = checkpoints::table
+            .filter(checkpoints::tree_size.eq(size as i64))
+            .select(checkpoints::note)
+            .first(&mut conn)
+            .optional()?;
+        with_cosignatures(&mut conn, row)
+    }
+
+    /// The latest checkpoint carrying `witnesses`' quorum of cosignatures, if any.
+    pub fn latest_witnessed_checkpoint(
+        pool: &ReadPool,
+        witnesses: &witnessing::Witnesses,
+    ) -> Result<Option<SignedCheckpoint>, StoreError> {
+        if witnesses.specs.is_empty() {
+            return Ok(None);
+        }
+        let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+        // The sizes some witness cosigned, newest first: the first with the quorum is it.
+        let sizes: Vec<i64> = crate::store::schema::checkpoint_cosignatures::table
+            .select(crate::store::schema::checkpoint_cosignatures::tree_size)
+            .distinct()
+            .order(crate::store::schema::checkpoint_cosignatures::tree_size.desc())
+            .limit(1_000)
+            .load(&mut conn)?;
+        for size in sizes {
+            let row: Option<String> = checkpoints::table
+                .filter(checkpoints::tree_size.eq(size))
+                .select(checkpoints::note)
+                .first(&mut conn)
+                .optional()?;
+            if let Some(cp) = with_cosignatures(&mut conn, row)? {
+                if witnesses.witnessed(&cp) {
+                    return Ok(Some(cp));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn with_cosignatures(
+        conn: &mut crate::store::DbConnection,
+        note: Option<String>,
+    ) -> Result<Option<SignedCheckpoint>, StoreError> {
+        let Some(t) = note else { return Ok(None) };
+        let cp = SignedCheckpoint::parse(&t)
+            .map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}")))?;
+        let mut one = [cp];
+        witnessing::attach(conn, &mut one)?;
+        let [cp] = one;
+        Ok(Some(cp))
     }
 
     pub fn latest_checkpoint(pool: &ReadPool) -> Result<Option<SignedCheckpoint>, StoreError> {
@@ -3244,10 +3377,7 @@ pub mod read {
             .select(checkpoints::note)
             .first(&mut conn)
             .optional()?;
-        row.map(|t| {
-            SignedCheckpoint::parse(&t).map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}")))
-        })
-        .transpose()
+        with_cosignatures(&mut conn, row)
     }
 }
 

@@ -68,10 +68,13 @@ pub fn spawn(url: &DatabaseUrl, metrics: Weak<Metrics>) -> std::io::Result<()> {
                     continue;
                 };
                 let start = Instant::now();
-                match diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result::<Checkpointed>(c)
+                match diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)")
+                    .get_result::<Checkpointed>(c)
                 {
                     Ok(r) => {
-                        m.writer.wal_checkpoint.observe(crate::observe::since(start));
+                        m.writer
+                            .wal_checkpoint
+                            .observe(crate::observe::since(start));
                         m.writer.wal_frames.set(i64::from(r.log.max(0)));
                         let _ = (r.busy, r.checkpointed);
                     }

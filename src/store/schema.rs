@@ -30,6 +30,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    checkpoint_cosignatures (tree_size, witness) {
+        tree_size -> BigInt,
+        witness -> Text,
+        line -> Text,
+        cosigned_at -> BigInt,
+    }
+}
+
+diesel::table! {
     idempotency (operator_id, idem_key) {
         operator_id -> Text,
         idem_key -> Text,

@@ -673,6 +673,22 @@ fn real_requests_and_responses_match_the_spec() {
         404
     );
     note("POST", "/v1/admin/keys/{key_id}/rotate");
+    // The signing key's rotation (its 200s: tests/it/signing_key.rs): an end with none open.
+    let (s, r) = api.call(
+        "POST",
+        "/v1/admin/signing-key/rotate",
+        &[],
+        "",
+        admin,
+        None,
+        Some(&json!({"stage": "end"})),
+    );
+    assert_eq!(
+        (s, r["code"].as_str()),
+        (409, Some("no_rotation_open")),
+        "{r}"
+    );
+    note("POST", "/v1/admin/signing-key/rotate");
     let revoke = |id: &str| {
         api.call(
             "POST",

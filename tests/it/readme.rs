@@ -225,6 +225,8 @@ fn schema_of(v: &Value) -> Option<&'static str> {
         "NewKey"
     } else if has("overlap_s") {
         "RotateKey"
+    } else if has("stage") {
+        "RotateSigningKey"
     } else if has("table") && has("plan") {
         "OpenTable"
     } else if v["action"] == "shuffle" || v["action"] == "change" {

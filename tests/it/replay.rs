@@ -19,15 +19,28 @@ pub fn exported_log_verifies_and_replays_on(
     auditor: &str,
     plans_dir: &std::path::Path,
 ) {
+    exported_log_verifies_and_replays_with_keys(server, auditor, plans_dir, &[]);
+}
+
+/// The same, for a log whose signing key was rotated: `earlier` are the keys it had before the
+/// current one (`/v1/audit/public-key` serves only the current key).
+pub fn exported_log_verifies_and_replays_with_keys(
+    server: &TestServer,
+    auditor: &str,
+    plans_dir: &std::path::Path,
+    earlier: &[pitboss_audit::VerifyingKey],
+) {
     let (s, export) = server.get_text(Some(auditor), "/v1/audit/export");
     assert_eq!(s, 200, "{export}");
     let (s, pem) = server.get_text(None, "/v1/audit/public-key");
     assert_eq!(s, 200);
     let key = pitboss_audit::note::public_key_from_pem(&pem).expect("public key PEM");
+    let mut anchors = vec![key];
+    anchors.extend_from_slice(earlier);
     let summary = pitboss_audit::verify::verify_export(
         std::io::Cursor::new(export.as_bytes()),
         pitboss_audit::verify::VerifyOptions {
-            anchors: vec![key],
+            anchors,
             trusted: None,
             check_canonical: true,
             ..Default::default()

@@ -23,17 +23,22 @@ use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
 
 const ORIGIN: &str = "pitboss.test/witnessed-log";
 
-struct Witness {
+pub(crate) struct Witness {
     child: Child,
-    base: String,
-    vkey: String,
+    pub(crate) base: String,
+    pub(crate) vkey: String,
     data: PathBuf,
 }
 
 impl Witness {
     fn start(data: &Path, name: &str, log_keys: &[String]) -> Witness {
+        Witness::start_on(data, name, log_keys, "127.0.0.1:0")
+    }
+
+    /// A witness listening on `bind` (a fixed port lets a test restart it where a log expects it).
+    pub(crate) fn start_on(data: &Path, name: &str, log_keys: &[String], bind: &str) -> Witness {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_pitboss"));
-        cmd.args(["witness", "serve", "--bind", "127.0.0.1:0", "--data-dir"])
+        cmd.args(["witness", "serve", "--bind", bind, "--data-dir"])
             .arg(data)
             .args(["--name", name])
             .env_remove("PITBOSS_WITNESS_KEY")
@@ -71,7 +76,7 @@ impl Witness {
         }
     }
 
-    fn verifier(&self) -> CosignerVerifier {
+    pub(crate) fn verifier(&self) -> CosignerVerifier {
         CosignerVerifier::from_vkey(&self.vkey).expect("a witness vkey")
     }
 
@@ -94,7 +99,7 @@ impl Witness {
         )
     }
 
-    fn get(&self, path: &str) -> (u16, String) {
+    pub(crate) fn get(&self, path: &str) -> (u16, String) {
         let mut resp = agent()
             .get(&format!("{}{path}", self.base))
             .call()
@@ -103,14 +108,14 @@ impl Witness {
         (status, resp.body_mut().read_to_string().unwrap_or_default())
     }
 
-    fn evidence(&self) -> Vec<Value> {
+    pub(crate) fn evidence(&self) -> Vec<Value> {
         let (s, b) = self.get("/evidence");
         assert_eq!(s, 200, "{b}");
         let v: Value = serde_json::from_str(&b).expect("json");
         v["evidence"].as_array().expect("array").clone()
     }
 
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -335,7 +340,7 @@ fn the_witness_answers_add_checkpoint_as_the_spec_says_and_keeps_evidence_durabl
     assert!(String::from_utf8_lossy(&out.stderr).contains("part of its key id"));
 }
 
-fn urlencode(s: &str) -> String {
+pub(crate) fn urlencode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
@@ -427,7 +432,7 @@ fn served_log_vkey(server: &TestServer, auditor: &str) -> (String, String) {
     )
 }
 
-fn bet_round(server: &TestServer, op: &str, table: &str, bets: usize) {
+pub(crate) fn bet_round(server: &TestServer, op: &str, table: &str, bets: usize) {
     let (s, b) = server.post(op, &format!("/v1/tables/{table}/rounds"), json!({}));
     assert_eq!(s, 201, "{b}");
     let round = b["round"].as_str().expect("round").to_owned();
@@ -465,7 +470,7 @@ fn checkpoint_now(server: &TestServer, auditor: &str) -> SignedCheckpoint {
 }
 
 /// The served log's consistency endpoint as the client's proof source.
-fn endpoint_proofs<'a>(
+pub(crate) fn endpoint_proofs<'a>(
     server: &'a TestServer,
     auditor: &str,
 ) -> impl Fn(u64, u64) -> Result<Vec<Hash>, String> + 'a {
@@ -515,7 +520,7 @@ fn export_to(
     panic!("no checkpoint of size {size} in the export");
 }
 
-fn verify(
+pub(crate) fn verify(
     export: &str,
     pem: &str,
     witness: &CosignerVerifier,

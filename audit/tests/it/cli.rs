@@ -485,3 +485,100 @@ fn keygen_writes_keys_that_sign_and_verify_and_refuses_to_overwrite() {
     assert_eq!(signer.verifier().to_vkey(), r.stdout.trim());
     assert_eq!(run(&args).code, 5);
 }
+
+#[test]
+fn check_proof_with_witness_keys_requires_their_cosignatures_on_the_proofs_checkpoint() {
+    use pitboss_audit::cosign::Cosigner;
+    let (c, _) = case("prove-witnessed");
+    let export = c.write("export.jsonl", &c.lines);
+    let proof = c.dir.join("proof.json");
+    let r = run(&[
+        "prove",
+        export.to_str().expect("utf8"),
+        "--seq",
+        "34",
+        "--out",
+        proof.to_str().expect("utf8"),
+    ]);
+    assert_eq!(r.code, 0, "{} {}", r.stdout, r.stderr);
+    let key = c.key.to_str().expect("utf8");
+    let w1 = Cosigner::new(
+        "w1.test/witness",
+        pitboss_audit::SigningKey::from_bytes(&[7; 32]),
+    )
+    .expect("name");
+    let w2 = Cosigner::new(
+        "w2.test/witness",
+        pitboss_audit::SigningKey::from_bytes(&[8; 32]),
+    )
+    .expect("name");
+    let (v1, v2) = (w1.verifier().to_vkey(), w2.verifier().to_vkey());
+    let check = |file: &PathBuf, witnesses: &[&str], quorum: Option<&str>| {
+        let mut args = vec![
+            "check-proof",
+            file.to_str().expect("utf8"),
+            "--public-key",
+            key,
+        ];
+        for w in witnesses {
+            args.extend(["--witness-key", w]);
+        }
+        if let Some(q) = quorum {
+            args.extend(["--witness-quorum", q]);
+        }
+        run(&args)
+    };
+
+    // Not cosigned: the proof alone checks, not with a witness required.
+    let r = check(&proof, &[], None);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let r = check(&proof, &[&v1], None);
+    assert_eq!(r.code, 30, "{}", r.stdout);
+    assert!(
+        r.stdout.starts_with(
+            "FAIL the checkpoint of size 60 carries valid cosignatures by 0 of the given witnesses, 1 required"
+        ),
+        "{}",
+        r.stdout
+    );
+
+    // Cosigned by w1: one of two is the quorum of 1, not of 2.
+    let mut p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&proof).expect("proof")).expect("json");
+    let mut cp = SignedCheckpoint::parse(p["checkpoint"].as_str().expect("note")).expect("cp");
+    cp.add_signatures([w1.cosign(&cp.checkpoint, 1_767_225_600)]);
+    p["checkpoint"] = serde_json::Value::from(cp.to_text());
+    let cosigned = c.dir.join("cosigned.json");
+    std::fs::write(&cosigned, p.to_string()).expect("write");
+    let r = check(&cosigned, &[&v1], None);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .trim_end()
+            .ends_with(", cosigned by w1.test/witness at 1767225600"),
+        "{}",
+        r.stdout
+    );
+    let r = check(&cosigned, &[&v1, &v2], Some("1"));
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let r = check(&cosigned, &[&v1, &v2], None);
+    assert_eq!(r.code, 30, "{}", r.stdout);
+
+    // A cosignature that does not verify (the timestamp altered) is a failure, not ignored.
+    let mut bad = cp.clone();
+    bad.signatures.retain(|s| !w1.verifier().is_named_by(s));
+    let mut forged = w1.cosign(&cp.checkpoint, 1_767_225_600);
+    forged.signature[..8].copy_from_slice(&1_767_225_601u64.to_be_bytes());
+    bad.add_signatures([forged]);
+    p["checkpoint"] = serde_json::Value::from(bad.to_text());
+    let tampered = c.dir.join("bad-cosignature.json");
+    std::fs::write(&tampered, p.to_string()).expect("write");
+    let r = check(&tampered, &[&v1], None);
+    assert_eq!(r.code, 30, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .starts_with("FAIL the checkpoint's cosignature does not verify"),
+        "{}",
+        r.stdout
+    );
+}

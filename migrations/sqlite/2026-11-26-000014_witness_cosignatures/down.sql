@@ -1,0 +1,1 @@
+DROP TABLE checkpoint_cosignatures;
