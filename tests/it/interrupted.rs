@@ -200,12 +200,17 @@ fn interrupted_rounds_are_voided_at_the_plans_deadline(backend: Backend) {
     assert_eq!(s, 200, "{p}");
     let entries = p["entries"].as_array().expect("entries");
     assert_eq!(entries.len(), 2, "{p}");
-    let payloads: Vec<&Value> = entries.iter().map(|e| &e["entry"]["payload"]).collect();
-    for (payload, round, refund, since) in [
-        (payloads[0], &b_round, 300, "deadline: paused since "),
-        (payloads[1], &c, 100, "deadline: no progress since "),
+    // The round is named by the entry's ids (audit/FORMAT.md 1.4: not repeated in the payload).
+    let logged: Vec<(&Value, &Value)> = entries
+        .iter()
+        .map(|e| (&e["entry"]["ids"], &e["entry"]["payload"]))
+        .collect();
+    for ((ids, payload), round, refund, since) in [
+        (logged[0], &b_round, 300, "deadline: paused since "),
+        (logged[1], &c, 100, "deadline: no progress since "),
     ] {
-        assert_eq!(payload["round"], round.as_str(), "{payload}");
+        assert_eq!(ids["round"], round.as_str(), "{ids}");
+        assert!(payload.get("round").is_none(), "{payload}");
         assert_eq!(payload["refund_minor"], refund, "{payload}");
         assert_eq!(
             payload["actor"],
