@@ -546,6 +546,8 @@ struct Writer {
     in_flight_answers: HashMap<(String, String), (String, Reply)>,
     /// The player-register counts of the batch in flight, for the next batch's limits.
     in_flight_register: Option<register::Writes>,
+    /// Whether the next batch is decided while one is in flight (`PITBOSS_WRITER_PIPELINE`).
+    pipeline: bool,
     /// Live rounds' progress, for the interrupted-round deadline ([`deadline`]).
     deadlines: deadline::Deadlines,
     /// Each stored checkpoint is handed to the witnesses' threads here ([`witnessing`]).
@@ -674,6 +676,7 @@ impl Service {
             in_flight: false,
             in_flight_answers: HashMap::new(),
             in_flight_register: None,
+            pipeline: std::env::var("PITBOSS_WRITER_PIPELINE").map_or(true, |v| v != "0"),
             deadlines: deadline::Deadlines::default(),
             witnesses: witnessing::Hub::default(),
         };
@@ -1773,7 +1776,14 @@ impl Writer {
             evict,
         };
         match self.commits.send(commit) {
-            Ok(()) => self.in_flight = true,
+            Ok(()) => {
+                self.in_flight = true;
+                // `PITBOSS_WRITER_PIPELINE=0`: wait for each batch before the next (to measure
+                // what the pipeline gives, in one binary).
+                if !self.pipeline {
+                    self.settle();
+                }
+            }
             Err(mpsc::SendError(c)) => {
                 self.in_flight_answers.clear();
                 self.in_flight_register = None;
