@@ -238,7 +238,9 @@ impl Committer {
     /// read right after its answer, and the rounds and tables that leave memory.
     fn after_commit(&self, c: &Commit) {
         let m = &self.metrics;
-        m.health.store_ok();
+        if super::room_to_write(&self.url) {
+            m.health.store_ok();
+        }
         m.batches.fetch_add(1, Ordering::Relaxed);
         m.batch_commands
             .fetch_add(c.pending.len() as u64, Ordering::Relaxed);

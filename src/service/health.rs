@@ -76,9 +76,13 @@ impl Health {
     }
 
     /// The writer works on a batch; the returned guard ends it.
+    /// Nested guards (a wait for the batch in flight inside a batch) keep the outer start.
     pub fn busy(&self) -> Busy<'_> {
-        self.busy_since_ms.store(now_ms(), Ordering::SeqCst);
-        Busy(self)
+        let outer = self.busy_since_ms.load(Ordering::SeqCst);
+        if outer == 0 {
+            self.busy_since_ms.store(now_ms(), Ordering::SeqCst);
+        }
+        Busy(self, outer)
     }
 
     /// `Ok` when the service can write now, else why not.
@@ -151,11 +155,11 @@ impl Drop for Replaying<'_> {
 }
 
 /// Ends a batch when dropped.
-pub struct Busy<'a>(&'a Health);
+pub struct Busy<'a>(&'a Health, u64);
 
 impl Drop for Busy<'_> {
     fn drop(&mut self) {
-        self.0.busy_since_ms.store(0, Ordering::SeqCst);
+        self.0.busy_since_ms.store(self.1, Ordering::SeqCst);
     }
 }
 

@@ -1354,7 +1354,10 @@ impl Writer {
             Ok(()) => {
                 self.appender = next;
                 self.metrics.checkpoints.fetch_add(1, Ordering::Relaxed);
-                self.metrics.health.store_ok();
+                // A small write may still fit in SQLite's reused WAL on a full disk.
+                if room_to_write(&self.url) {
+                    self.metrics.health.store_ok();
+                }
                 self.witnesses.offer(&signed);
                 Ok(())
             }
@@ -1803,6 +1806,9 @@ impl Writer {
         self.in_flight = false;
         self.in_flight_answers.clear();
         self.in_flight_register = None;
+        // Waiting on the store: readiness fails if this lasts past the deadline.
+        let metrics = self.metrics.clone();
+        let _busy = metrics.health.busy();
         match self.outcomes.recv() {
             Ok(committer::Outcome::Written) => {
                 self.lease_renewed = Instant::now();
@@ -3209,6 +3215,15 @@ struct Faulted {
 }
 
 pub use derived::{stored_round, stored_table};
+
+/// Whether the store has room for a batch (SQLite: the data directory's free space; a
+/// commit that fitted in the reused WAL does not show it).
+fn room_to_write(url: &DatabaseUrl) -> bool {
+    match url {
+        DatabaseUrl::Sqlite(path) => health::check_free_space(Path::new(path)).is_ok(),
+        DatabaseUrl::Postgres(_) => true,
+    }
+}
 
 /// Answers every command of a written batch.
 fn finish(pending: Vec<Pending>) {
