@@ -129,6 +129,23 @@ pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryRes
     Ok(())
 }
 
+/// Writes a batch's rows in one transaction that first checks the lease's fencing token (only
+/// the log's writer commits); also returns when the rows were written, before the commit.
+pub(super) fn write_fenced(
+    conn: &mut DbConnection,
+    fence: Option<i64>,
+    rows: &BatchRows<'_>,
+) -> (QueryResult<()>, Option<Instant>) {
+    let mut written = None;
+    let result = conn.transaction(|t| {
+        store::lease::renew_token(fence, t)?;
+        write_rows(t, rows)?;
+        written = Some(Instant::now());
+        Ok(())
+    });
+    (result, written)
+}
+
 /// A sealed batch on its way to the store.
 pub(super) struct Commit {
     pub batch: SealedBatch,
@@ -215,15 +232,8 @@ impl Committer {
             revealed: &c.revealed,
             created: &c.created,
         };
-        let fence = self.fence;
         let write = Instant::now();
-        let mut written = None;
-        let result = conn.transaction(|t| {
-            store::lease::renew_token(fence, t)?;
-            write_rows(t, &rows)?;
-            written = Some(Instant::now());
-            Ok::<_, diesel::result::Error>(())
-        });
+        let (result, written) = write_fenced(conn, self.fence, &rows);
         if let Some(w) = written {
             let m = &self.metrics.writer;
             m.write.observe(w.duration_since(write).as_secs_f64());
@@ -238,7 +248,7 @@ impl Committer {
     /// read right after its answer, and the rounds and tables that leave memory.
     fn after_commit(&self, c: &Commit) {
         let m = &self.metrics;
-        if super::room_to_write(&self.url) {
+        if super::room_to_write(&self.url).is_ok() {
             m.health.store_ok();
         }
         m.batches.fetch_add(1, Ordering::Relaxed);

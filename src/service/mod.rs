@@ -1355,7 +1355,7 @@ impl Writer {
                 self.appender = next;
                 self.metrics.checkpoints.fetch_add(1, Ordering::Relaxed);
                 // A small write may still fit in SQLite's reused WAL on a full disk.
-                if room_to_write(&self.url) {
+                if room_to_write(&self.url).is_ok() {
                     self.metrics.health.store_ok();
                 }
                 self.witnesses.offer(&signed);
@@ -1731,7 +1731,6 @@ impl Writer {
         let sealed_seeds = match self.seal_seeds(&new_seeds) {
             Ok(s) => s,
             Err(e) => {
-                self.settle();
                 self.fail_batch(pending, None, &format!("sealing a seed: {e}"));
                 self.reload();
                 return;
@@ -1947,12 +1946,7 @@ impl Writer {
             revealed: &[],
             created: &created,
         };
-        let guard = &self.guard;
-        let result = self.conn.transaction(|c| {
-            // Only the log's writer commits (PostgreSQL: the lease's fencing token).
-            store::lease::renew(guard, c)?;
-            committer::write_rows(c, &rows)
-        });
+        let (result, _) = committer::write_fenced(&mut self.conn, self.guard.token(), &rows);
         if result.is_ok() {
             self.lease_renewed = Instant::now();
         }
@@ -1991,10 +1985,7 @@ impl Writer {
         // with room for a batch.
         let probe = probe
             .map_err(|e| e.to_string())
-            .and_then(|()| match &self.url {
-                DatabaseUrl::Sqlite(path) => health::check_free_space(Path::new(path)),
-                DatabaseUrl::Postgres(_) => Ok(()),
-            });
+            .and_then(|()| room_to_write(&self.url));
         match probe {
             Ok(()) => self.metrics.health.store_ok(),
             Err(e) => {
@@ -3218,10 +3209,10 @@ pub use derived::{stored_round, stored_table};
 
 /// Whether the store has room for a batch (SQLite: the data directory's free space; a
 /// commit that fitted in the reused WAL does not show it).
-fn room_to_write(url: &DatabaseUrl) -> bool {
+fn room_to_write(url: &DatabaseUrl) -> Result<(), String> {
     match url {
-        DatabaseUrl::Sqlite(path) => health::check_free_space(Path::new(path)).is_ok(),
-        DatabaseUrl::Postgres(_) => true,
+        DatabaseUrl::Sqlite(path) => health::check_free_space(Path::new(path)),
+        DatabaseUrl::Postgres(_) => Ok(()),
     }
 }
 

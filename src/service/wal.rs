@@ -32,17 +32,13 @@ pub fn no_auto_checkpoint(conn: &mut DbConnection) -> QueryResult<()> {
     Ok(())
 }
 
+/// What `wal_checkpoint` reports that the metrics show (it also reports `busy` and
+/// `checkpointed`).
 #[derive(QueryableByName)]
 struct Checkpointed {
-    /// 1 if a checkpoint could not run at all (another one is running).
-    #[diesel(sql_type = Integer)]
-    busy: i32,
     /// Frames in the WAL.
     #[diesel(sql_type = Integer)]
     log: i32,
-    /// Frames copied back into the database.
-    #[diesel(sql_type = Integer)]
-    checkpointed: i32,
 }
 
 /// Starts the checkpointer for a SQLite store. It ends once the service that owns `metrics`
@@ -76,7 +72,6 @@ pub fn spawn(url: &DatabaseUrl, metrics: Weak<Metrics>) -> std::io::Result<()> {
                             .wal_checkpoint
                             .observe(crate::observe::since(start));
                         m.writer.wal_frames.set(i64::from(r.log.max(0)));
-                        let _ = (r.busy, r.checkpointed);
                     }
                     Err(e) => {
                         tracing::warn!(error = %e, "SQLite WAL checkpoint");
