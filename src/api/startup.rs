@@ -301,7 +301,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                 crate::observe::observe_request,
             ))
             // …inside the request's root span, which makes the id.
-            .wrap(tracing_actix_web::TracingLogger::default())
+            .wrap(tracing_actix_web::TracingLogger::<crate::observe::RootSpan>::new())
             .configure(configure)
             // HTML pages for people, outside the API and its description.
             .configure(crate::console::configure)

@@ -494,12 +494,12 @@ impl<'p> BaccaratEngine<'p> {
     ///   (`requires_main_bet`): "side bets need a main bet". A main bet in `new` itself counts.
     pub fn check_round(
         &self,
-        existing: &[BaccaratPlacement],
+        existing: &[&BaccaratPlacement],
         new: &[BaccaratPlacement],
     ) -> Result<(), Refusal> {
         // (already placed, total with `new`) per bet type and Egalite total.
         let mut totals: BTreeMap<(&str, Option<u8>), (i64, i64)> = BTreeMap::new();
-        let tagged = existing.iter().map(|p| (p, true));
+        let tagged = existing.iter().map(|p| (*p, true));
         for (p, is_existing) in tagged.chain(new.iter().map(|p| (p, false))) {
             let (already, total) = totals.entry((p.bet_type.as_str(), p.total)).or_default();
             let add = |x: i64| x.checked_add(p.stake_minor);
@@ -539,7 +539,11 @@ impl<'p> BaccaratEngine<'p> {
             }
             crate::games::check_requires(
                 row,
-                existing.iter().chain(new).map(|q| q.bet_type.as_str()),
+                existing
+                    .iter()
+                    .copied()
+                    .chain(new)
+                    .map(|q| q.bet_type.as_str()),
             )?;
         }
         Ok(())
@@ -2337,14 +2341,13 @@ mod tests {
             for main in ["player", "banker", "tie"] {
                 let m = place(&e, json!({"bet": main, "stake_minor": 1000}));
                 // A main bet placed earlier in the round, or in the same request batch.
-                e.check_round(std::slice::from_ref(&m), std::slice::from_ref(&pair))
-                    .unwrap();
+                e.check_round(&[&m], std::slice::from_ref(&pair)).unwrap();
                 e.check_round(&[], &[m.clone(), pair.clone()]).unwrap();
             }
             // A side bet does not satisfy another side bet.
             let any = place(&e, json!({"bet": "any_pair", "stake_minor": 1000}));
             assert_eq!(
-                e.check_round(&[any], &[pair]).unwrap_err().code,
+                e.check_round(&[&any], &[pair]).unwrap_err().code,
                 code::REQUIRES_MAIN_BET
             );
         }
@@ -2355,10 +2358,10 @@ mod tests {
         let p = plan(SYNOT);
         let e = engine(&p);
         let banker = |s: i64| place(&e, json!({"bet": "banker", "stake_minor": s}));
-        e.check_round(&[banker(6_000_000)], &[banker(4_000_000)])
+        e.check_round(&[&banker(6_000_000)], &[banker(4_000_000)])
             .unwrap();
         let err = e
-            .check_round(&[banker(6_000_000)], &[banker(4_000_001)])
+            .check_round(&[&banker(6_000_000)], &[banker(4_000_001)])
             .unwrap_err();
         assert_eq!(err.code, code::ABOVE_MAX_BET);
         assert!(
@@ -2374,10 +2377,10 @@ mod tests {
             )
         };
         let main = banker(1000);
-        e.check_round(&[main.clone(), eg(6, 100_000)], &[eg(7, 100_000)])
+        e.check_round(&[&main, &eg(6, 100_000)], &[eg(7, 100_000)])
             .unwrap();
         assert_eq!(
-            e.check_round(&[main, eg(6, 100_000)], &[eg(6, 100)])
+            e.check_round(&[&main, &eg(6, 100_000)], &[eg(6, 100)])
                 .unwrap_err()
                 .code,
             code::ABOVE_MAX_BET

@@ -384,15 +384,15 @@ impl<'p> CasinoHoldemEngine<'p> {
     /// a Call above the Call's `max_bet`.
     pub fn check_cumulative(
         &self,
-        existing: &[Placement],
+        existing: &[&Placement],
         new: &[Placement],
     ) -> Result<(), Refusal> {
-        let all: Vec<&Placement> = existing.iter().chain(new).collect();
+        let all: Vec<&Placement> = existing.iter().copied().chain(new).collect();
         for p in new {
             let row = self.row(&p.bet_type)?;
             let total = self.total(all.iter().copied(), &p.bet_type)?;
             if total > row.max_bet {
-                let already = self.total(existing.iter(), &p.bet_type)?;
+                let already = self.total(existing.iter().copied(), &p.bet_type)?;
                 return Err(Refusal::new(
                     code::ABOVE_MAX_BET,
                     format!(
@@ -1147,6 +1147,11 @@ pub fn shuffle(seed: [u8; 32], shoe: Shoe) -> Vec<Card> {
 mod tests {
     use std::path::Path;
 
+    /// The earlier placements as the check borrows them.
+    fn refs<T>(v: &[T]) -> Vec<&T> {
+        v.iter().collect()
+    }
+
     use serde_json::json;
 
     use super::*;
@@ -1354,7 +1359,8 @@ mod tests {
             let r = e.check_cumulative(&[], &bonus).unwrap_err();
             assert_eq!(r.code, code::REQUIRES_BET, "{side}");
             let ante = place(&e, json!({"bet": "ante", "stake_minor": 1000}));
-            e.check_cumulative(&ante, &bonus).expect("with the Ante");
+            e.check_cumulative(&refs(&ante), &bonus)
+                .expect("with the Ante");
             // Together in one batch too.
             e.check_cumulative(&[], &[ante, bonus].concat())
                 .expect("placed together");
@@ -1367,11 +1373,11 @@ mod tests {
         let e = engine(&p);
         let first = place(&e, json!({"bet": "ante", "stake_minor": 1_500_000}));
         let more = place(&e, json!({"bet": "ante", "stake_minor": 600_000}));
-        let r = e.check_cumulative(&first, &more).unwrap_err();
+        let r = e.check_cumulative(&refs(&first), &more).unwrap_err();
         assert_eq!(r.code, code::ABOVE_MAX_BET);
         assert!(r.message.contains("20 000,00 CZK"), "{}", r.message);
         let fits = place(&e, json!({"bet": "ante", "stake_minor": 500_000}));
-        e.check_cumulative(&first, &fits)
+        e.check_cumulative(&refs(&first), &fits)
             .expect("exactly the maximum");
     }
 
@@ -1412,7 +1418,7 @@ mod tests {
         e.check_cumulative(&[], &ps).expect("a Call Blind alone");
         // More chips on the Call Blind raise the Ante with it.
         let more = place(&e, json!({"bet": "call_blind", "stake_minor": 4000}));
-        e.check_cumulative(&ps, &more).expect("added chips");
+        e.check_cumulative(&refs(&ps), &more).expect("added chips");
         // The Call Blind is limited as the Call: 40 000 Kč, with an Ante of 20 000 Kč.
         place(&e, json!({"bet": "call_blind", "stake_minor": 4_000_000}));
         assert_eq!(
@@ -1437,11 +1443,11 @@ mod tests {
         let blind = place(&e, json!({"bet": "call_blind", "stake_minor": 20000}));
         let ante = place(&e, json!({"bet": "ante", "stake_minor": 10000}));
         assert_eq!(
-            e.check_cumulative(&blind, &ante).unwrap_err().code,
+            e.check_cumulative(&refs(&blind), &ante).unwrap_err().code,
             code::CALL_BLIND_EXCLUDES_ANTE
         );
         assert_eq!(
-            e.check_cumulative(&ante, &blind).unwrap_err().code,
+            e.check_cumulative(&refs(&ante), &blind).unwrap_err().code,
             code::CALL_BLIND_EXCLUDES_ANTE
         );
     }

@@ -333,17 +333,23 @@ impl<'p> RouletteEngine<'p> {
     /// put a split on 12-15. Also enforces the complete bet's `several_numbers = false`.
     pub fn check_cumulative(
         &self,
-        existing: &[Placement],
+        existing: &[&Placement],
         new: &[Placement],
     ) -> Result<(), Refusal> {
         match self.rules.composite_limits {
             CompositeLimits::EachComponent => {}
         }
-        // (already placed, total with `new`) per bet type and spot.
-        let mut totals: BTreeMap<(&str, &Spot), (i64, i64)> = BTreeMap::new();
-        let tagged = existing.iter().map(|p| (p, true));
+        // (already placed, total with `new`) per bet type and spot of `new`; earlier
+        // placements elsewhere do not count.
+        let mut totals: BTreeMap<(&str, &Spot), (i64, i64)> = new
+            .iter()
+            .map(|p| ((p.bet_type.as_str(), &p.spot), (0, 0)))
+            .collect();
+        let tagged = existing.iter().map(|p| (*p, true));
         for (p, is_existing) in tagged.chain(new.iter().map(|p| (p, false))) {
-            let (already, total) = totals.entry((p.bet_type.as_str(), &p.spot)).or_default();
+            let Some((already, total)) = totals.get_mut(&(p.bet_type.as_str(), &p.spot)) else {
+                continue;
+            };
             let add = |x: i64| x.checked_add(p.stake_minor);
             let sums = if is_existing {
                 (add(*already), add(*total))
@@ -388,10 +394,14 @@ impl<'p> RouletteEngine<'p> {
             .as_ref()
             .filter(|cb| !cb.several_numbers)
         {
-            let mut numbers = existing.iter().chain(new).filter_map(|p| match p.part_of {
-                Some(PartOf::Complete { number }) => Some(number),
-                _ => None,
-            });
+            let mut numbers = existing
+                .iter()
+                .copied()
+                .chain(new)
+                .filter_map(|p| match p.part_of {
+                    Some(PartOf::Complete { number }) => Some(number),
+                    _ => None,
+                });
             if let Some(first) = numbers.next() {
                 if let Some(other) = numbers.find(|&n| n != first) {
                     return Err(Refusal::new(
@@ -786,6 +796,11 @@ fn part_label(p: &PartOf) -> String {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+
+    /// The earlier placements as the check borrows them.
+    fn refs<T>(v: &[T]) -> Vec<&T> {
+        v.iter().collect()
+    }
 
     use serde_json::json;
 
@@ -1262,7 +1277,7 @@ mod tests {
             json!({"bet": "straight", "numbers": [17], "stake_minor": 600_000}),
         );
         let r = e
-            .check_cumulative(&first, &again)
+            .check_cumulative(&refs(&first), &again)
             .expect_err("12 000 Kč on 17");
         assert_eq!(r.code, code::ABOVE_MAX_BET);
         assert_eq!(r.clause.as_deref(), Some(LIMITS));
@@ -1272,28 +1287,29 @@ mod tests {
             &e,
             json!({"bet": "straight", "numbers": [18], "stake_minor": 600_000}),
         );
-        e.check_cumulative(&first, &other).expect("another number");
+        e.check_cumulative(&refs(&first), &other)
+            .expect("another number");
         let split = place(
             &e,
             json!({"bet": "split", "numbers": [17, 20], "stake_minor": 600_000}),
         );
-        e.check_cumulative(&first, &split)
+        e.check_cumulative(&refs(&first), &split)
             .expect("another bet type");
         // The order the numbers are sent in does not make another spot.
         let a = place(
             &e,
             json!({"bet": "split", "numbers": [20, 17], "stake_minor": 1_500_000}),
         );
-        assert!(e.check_cumulative(&split, &a).is_err());
+        assert!(e.check_cumulative(&refs(&split), &a).is_err());
         // Zero and Voisins both put a split on 12-15: 10 000 + 11 000 Kč > 20 000 Kč.
         let zero = place(&e, json!({"bet": "zero", "stake_minor": 1_000_000}));
         let voisins = place(&e, json!({"bet": "voisins", "stake_minor": 1_100_000}));
         let r = e
-            .check_cumulative(&zero, &voisins)
+            .check_cumulative(&refs(&zero), &voisins)
             .expect_err("split 12-15 twice");
         assert!(r.message.contains("12-15"), "{}", r.message);
         let voisins = place(&e, json!({"bet": "voisins", "stake_minor": 1_000_000}));
-        e.check_cumulative(&zero, &voisins)
+        e.check_cumulative(&refs(&zero), &voisins)
             .expect("20 000 Kč on 12-15 is the maximum");
     }
 
@@ -1309,17 +1325,17 @@ mod tests {
             &e,
             json!({"bet": "complete", "number": 5, "stake_minor": 100}),
         );
-        e.check_cumulative(&on17, &on5)
+        e.check_cumulative(&refs(&on17), &on5)
             .expect("ALG: 'na jedno i více čísel'");
         if let GameRules::Roulette(r) = &mut p.rules {
             r.complete_bet.as_mut().expect("ALG has it").several_numbers = false;
         }
         let e = engine(&p);
         let r = e
-            .check_cumulative(&on17, &on5)
+            .check_cumulative(&refs(&on17), &on5)
             .expect_err("one number only");
         assert_eq!(r.code, code::NOT_OFFERED);
-        e.check_cumulative(&on17, &on17)
+        e.check_cumulative(&refs(&on17), &on17)
             .expect("the same number again");
     }
 

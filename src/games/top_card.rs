@@ -236,11 +236,11 @@ impl<'p> TopCardEngine<'p> {
     /// has no such bet: its Tie bet is an equal option).
     pub fn check_round(
         &self,
-        existing: &[TopCardPlacement],
+        existing: &[&TopCardPlacement],
         new: &[TopCardPlacement],
     ) -> Result<(), Refusal> {
         let mut totals: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
-        let tagged = existing.iter().map(|p| (p, true));
+        let tagged = existing.iter().map(|p| (*p, true));
         for (p, is_existing) in tagged.chain(new.iter().map(|p| (p, false))) {
             let (already, total) = totals.entry(p.bet_type.as_str()).or_default();
             let add = |x: i64| x.checked_add(p.stake_minor);
@@ -278,7 +278,11 @@ impl<'p> TopCardEngine<'p> {
             }
             crate::games::check_requires(
                 row,
-                existing.iter().chain(new).map(|q| q.bet_type.as_str()),
+                existing
+                    .iter()
+                    .copied()
+                    .chain(new)
+                    .map(|q| q.bet_type.as_str()),
             )?;
         }
         Ok(())
@@ -888,7 +892,7 @@ mod tests {
         );
         let home = place(&e, "home", 15_000_000);
         let err = e
-            .check_round(std::slice::from_ref(&home), &[place(&e, "home", 5_000_001)])
+            .check_round(&[&home], &[place(&e, "home", 5_000_001)])
             .unwrap_err();
         assert_eq!(err.code, code::ABOVE_MAX_BET);
         // The Tie bet needs no Home or Away bet ("tři možnosti sázek").

@@ -298,11 +298,13 @@ impl<'p> Engine<'p> {
         existing: impl Iterator<Item = &'a Placements>,
         new: &Placements,
     ) -> Result<(), Refusal> {
-        fn gather<'a, T: Clone + 'a>(
+        // The earlier placements are borrowed, not copied: a round's check reads every earlier
+        // placement of the player, and copying them made each bet cost grow with the round.
+        fn gather<'a, T: 'a>(
             existing: impl Iterator<Item = &'a Placements>,
             pick: impl Fn(&'a Placements) -> Option<&'a Vec<T>>,
-        ) -> Vec<T> {
-            existing.filter_map(pick).flatten().cloned().collect()
+        ) -> Vec<&'a T> {
+            existing.filter_map(pick).flatten().collect()
         }
         match (self, new) {
             (Engine::Roulette(e), Placements::Roulette(n)) => e.check_cumulative(

@@ -217,7 +217,7 @@ impl Committer {
     fn write(&mut self, c: &Commit) -> Result<(), String> {
         if self.conn.is_none() {
             let mut conn = store::connect(&self.url).map_err(|e| e.to_string())?;
-            super::wal::no_auto_checkpoint(&mut conn).map_err(|e| e.to_string())?;
+            super::wal::for_writing(&mut conn).map_err(|e| e.to_string())?;
             self.conn = Some(conn);
         }
         let conn = self.conn.as_mut().expect("connected above");

@@ -637,7 +637,7 @@ impl Service {
             metrics: metrics.clone(),
             state: state.clone(),
         };
-        wal::no_auto_checkpoint(&mut conn).map_err(StoreError::from)?;
+        wal::for_writing(&mut conn).map_err(StoreError::from)?;
         wal::spawn(&url, Arc::downgrade(&metrics))?;
         std::thread::Builder::new()
             .name("pitboss-committer".into())
@@ -1895,7 +1895,7 @@ impl Writer {
             let attempt = store::connect(&self.url)
                 .map_err(StartError::from)
                 .and_then(|mut conn| {
-                    wal::no_auto_checkpoint(&mut conn).map_err(StoreError::from)?;
+                    wal::for_writing(&mut conn).map_err(StoreError::from)?;
                     let (appender, state, tiles, _) =
                         recover(&mut conn, &self.plans, &self.signer, self.appender.origin())?;
                     let seeds = load_seeds(&mut conn, &self.seed_cipher)?;

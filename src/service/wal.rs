@@ -3,7 +3,7 @@
 //! By default SQLite copies the write-ahead log back into the database file inside the
 //! `COMMIT` that makes the log pass 1,000 pages: the batch whose commit triggers it waits for
 //! that copy (and its fsync of the database file) before its commands are answered. The
-//! connections that commit the log's batches turn that off ([`no_auto_checkpoint`]), and
+//! connections that commit the log's batches turn that off ([`for_writing`]), and
 //! this thread runs a `PASSIVE` checkpoint on a connection of its own every
 //! [`CHECKPOINT_EVERY`]: it copies what no reader still needs, never takes the write lock,
 //! and never makes a commit wait. The WAL file is reused from its start once a checkpoint has
@@ -23,11 +23,23 @@ use crate::store::{self, DatabaseUrl, DbConnection};
 /// How often the checkpointer runs.
 pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
 
-/// Turns off the automatic checkpoint on a connection that commits the log's batches
-/// (SQLite; nothing to do on PostgreSQL).
-pub fn no_auto_checkpoint(conn: &mut DbConnection) -> QueryResult<()> {
+/// Page cache of a connection that writes the log's batches, in KiB. SQLite's default (2 MiB)
+/// holds little of the indexes a batch's inserts and idempotency lookups descend (keys chosen
+/// by operators land anywhere in them), so most of a batch's page reads went to the OS.
+pub const WRITER_CACHE_KIB: u32 = 32 * 1024;
+
+/// Settings of a connection that commits the log's batches (SQLite; nothing to do on
+/// PostgreSQL): no automatic checkpoint (the checkpointer thread runs them), a page cache of
+/// [`WRITER_CACHE_KIB`], and temporary files in memory: a multi-row `INSERT` inside the
+/// batch's transaction keeps a statement journal (the pages it changed, to undo it alone),
+/// which SQLite spills to a temporary file past 64 KiB, so every batch wrote its pages twice,
+/// once to that file (a `pwrite` per page) and once to the WAL.
+pub fn for_writing(conn: &mut DbConnection) -> QueryResult<()> {
     if let DbConnection::Sqlite(c) = conn {
-        c.batch_execute("PRAGMA wal_autocheckpoint = 0")?;
+        c.batch_execute(&format!(
+            "PRAGMA wal_autocheckpoint = 0; PRAGMA cache_size = -{WRITER_CACHE_KIB}; \
+             PRAGMA temp_store = MEMORY"
+        ))?;
     }
     Ok(())
 }
