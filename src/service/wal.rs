@@ -24,7 +24,8 @@ use crate::store::{self, DatabaseUrl, DbConnection};
 /// How often the checkpointer runs.
 pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
 
-/// WAL frames past which the checkpointer also truncates the WAL (16 MiB of 4 KiB pages).
+/// WAL frames past which the checkpointer also truncates the WAL (16 MiB of 4 KiB pages;
+/// `PITBOSS_WAL_TRUNCATE_FRAMES` sets another bound).
 /// A passive checkpoint copies frames but never starts the WAL over while batches keep
 /// coming (a new batch is always being written when it ends), so under steady load the WAL
 /// grew without end: 4.3 GB after 60 s, and a restart spent 2 s reading it. A `TRUNCATE`
@@ -62,6 +63,11 @@ pub fn spawn(url: &DatabaseUrl, metrics: Weak<Metrics>) -> std::io::Result<()> {
         return Ok(());
     }
     let url = url.clone();
+    let truncate_past = std::env::var("PITBOSS_WAL_TRUNCATE_FRAMES")
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(TRUNCATE_PAST_FRAMES);
     std::thread::Builder::new()
         .name("pitboss-wal-checkpointer".into())
         .spawn(move || {
@@ -81,7 +87,7 @@ pub fn spawn(url: &DatabaseUrl, metrics: Weak<Metrics>) -> std::io::Result<()> {
                 let passive = diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)")
                     .get_result::<Checkpointed>(c);
                 let result = match passive {
-                    Ok(r) if r.log > TRUNCATE_PAST_FRAMES => {
+                    Ok(r) if r.log > truncate_past => {
                         diesel::sql_query("PRAGMA wal_checkpoint(TRUNCATE)")
                             .get_result::<Checkpointed>(c)
                     }

@@ -179,3 +179,30 @@ fn finished_rounds_are_read_from_the_store_sqlite() {
 fn finished_rounds_are_read_from_the_store_postgres() {
     finished_rounds_are_read_from_the_store(Backend::Postgres);
 }
+
+/// Every PostgreSQL connection of the store (the writer's, the committer's, the readers')
+/// plans each statement for its parameters. A cached generic plan, costed on the empty table of
+/// a fresh start, once turned the writer's idempotency lookup into a scan of the operator's
+/// whole history: a read that grew with the log.
+#[test]
+fn postgres_connections_plan_each_statement_for_its_parameters() {
+    use diesel::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Mode {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        plan_cache_mode: String,
+    }
+    let pg = crate::server::PgDatabase::create();
+    let url = pitboss::store::DatabaseUrl::Postgres(pg.url.clone());
+    let mut conn = pitboss::store::connect(&url).expect("connect");
+    let mode: Mode = diesel::sql_query("SHOW plan_cache_mode")
+        .get_result(&mut conn)
+        .expect("SHOW plan_cache_mode");
+    assert_eq!(mode.plan_cache_mode, "force_custom_plan");
+    let pool = pitboss::store::read_pool(&url, 1).expect("read pool");
+    let mut reader = pool.get().expect("a reader");
+    let mode: Mode = diesel::sql_query("SHOW plan_cache_mode")
+        .get_result(&mut *reader)
+        .expect("SHOW plan_cache_mode");
+    assert_eq!(mode.plan_cache_mode, "force_custom_plan");
+}
