@@ -1116,6 +1116,19 @@ struct Pending {
     record: bool,
 }
 
+impl Pending {
+    /// Every command of a batch that was not written, answered 503 (retry) and recorded nowhere.
+    fn unwritten(jobs: Vec<Job>) -> Vec<Pending> {
+        jobs.into_iter()
+            .map(|job| Pending {
+                job,
+                reply: Reply::unavailable("retry"),
+                record: false,
+            })
+            .collect()
+    }
+}
+
 impl Writer {
     /// Logs every plan version this start admits that the log does not know yet, so the log
     /// says which plans were loaded and when. A plan whose `id@version` the log already holds
@@ -1419,15 +1432,11 @@ impl Writer {
             .any(|j| matches!(j.command, Command::ConfirmPayout { .. }))
             && !self.settle()
         {
-            let pending = jobs
-                .into_iter()
-                .map(|job| Pending {
-                    job,
-                    reply: Reply::unavailable("retry"),
-                    record: false,
-                })
-                .collect();
-            self.fail_batch(pending, None, "an earlier batch was not written");
+            self.fail_batch(
+                Pending::unwritten(jobs),
+                None,
+                "an earlier batch was not written",
+            );
             return;
         }
         let lookup = Instant::now();
@@ -1437,15 +1446,11 @@ impl Writer {
                 self.metrics
                     .storage_failures
                     .fetch_add(1, Ordering::Relaxed);
-                let pending = jobs
-                    .into_iter()
-                    .map(|job| Pending {
-                        job,
-                        reply: Reply::unavailable("retry"),
-                        record: false,
-                    })
-                    .collect();
-                self.fail_batch(pending, None, &format!("reading idempotency records: {e}"));
+                self.fail_batch(
+                    Pending::unwritten(jobs),
+                    None,
+                    &format!("reading idempotency records: {e}"),
+                );
                 self.reload();
                 return;
             }
@@ -1466,15 +1471,11 @@ impl Writer {
                 None => r,
             },
             Err(e) => {
-                let pending = jobs
-                    .into_iter()
-                    .map(|job| Pending {
-                        job,
-                        reply: Reply::unavailable("retry"),
-                        record: false,
-                    })
-                    .collect();
-                self.fail_batch(pending, None, &format!("reading the player register: {e}"));
+                self.fail_batch(
+                    Pending::unwritten(jobs),
+                    None,
+                    &format!("reading the player register: {e}"),
+                );
                 self.reload();
                 return;
             }
