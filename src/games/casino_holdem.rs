@@ -1147,10 +1147,7 @@ pub fn shuffle(seed: [u8; 32], shoe: Shoe) -> Vec<Card> {
 mod tests {
     use std::path::Path;
 
-    /// The earlier placements as the check borrows them.
-    fn refs<T>(v: &[T]) -> Vec<&T> {
-        v.iter().collect()
-    }
+    use crate::games::refs;
 
     use serde_json::json;
 

@@ -244,3 +244,10 @@ pub fn check_requires<'a>(
     )
     .clause(bet.clause.clone()))
 }
+
+/// Earlier placements as the engines' round checks borrow them (`&[&Placement]`), for tests
+/// that hold them by value.
+#[cfg(test)]
+pub(crate) fn refs<T>(v: &[T]) -> Vec<&T> {
+    v.iter().collect()
+}

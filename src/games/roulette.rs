@@ -797,10 +797,7 @@ fn part_label(p: &PartOf) -> String {
 mod tests {
     use std::path::Path;
 
-    /// The earlier placements as the check borrows them.
-    fn refs<T>(v: &[T]) -> Vec<&T> {
-        v.iter().collect()
-    }
+    use crate::games::refs;
 
     use serde_json::json;
 
