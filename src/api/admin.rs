@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::auth::{Caller, KeyFacts, Role};
 use super::dto::{NewKeyReply, ProblemDocument};
-use super::problem::{unavailable, Problem};
+use super::problem::{json_body, unavailable, Problem};
 use super::startup::AppState;
 use crate::round::Event;
 use crate::service::derived::NewKeyRow;
@@ -137,8 +137,7 @@ pub async fn create_key(
     body: web::Bytes,
 ) -> Result<HttpResponse, Problem> {
     caller.require(&[Role::Admin])?;
-    let b: NewKey = serde_json::from_slice(&body)
-        .map_err(|e| Problem::bad_request("malformed_json", e.to_string()))?;
+    let b: NewKey = json_body(&body)?;
     match (b.role, &b.operator) {
         (Role::Operator, Some(op)) => crate::round::check_id("operator", op)
             .map_err(|r| Problem::bad_request("bad_id", r.message))?,
@@ -387,8 +386,7 @@ pub async fn revoke_key(
 ) -> Result<HttpResponse, Problem> {
     let id = path.into_inner();
     let k = manageable(&state, &caller, &id)?;
-    let b: RevokeKey = serde_json::from_slice(&body)
-        .map_err(|e| Problem::bad_request("malformed_json", e.to_string()))?;
+    let b: RevokeKey = json_body(&body)?;
     let event = Event::ApiKeyRevoked {
         key_id: id.clone(),
         by: by(&caller),
@@ -456,8 +454,7 @@ pub async fn rotate_key(
     let b: RotateKey = if body.is_empty() {
         RotateKey { overlap_s: None }
     } else {
-        serde_json::from_slice(&body)
-            .map_err(|e| Problem::bad_request("malformed_json", e.to_string()))?
+        json_body(&body)?
     };
     let overlap = b.overlap_s.unwrap_or(3600);
     if overlap > 30 * 86_400 {
@@ -628,8 +625,7 @@ pub async fn rotate_signing_key(
     body: web::Bytes,
 ) -> Result<HttpResponse, Problem> {
     caller.require(&[Role::Admin])?;
-    let b: RotateSigningKey = serde_json::from_slice(&body)
-        .map_err(|e| Problem::bad_request("malformed_json", e.to_string()))?;
+    let b: RotateSigningKey = json_body(&body)?;
     let stage = match b.stage {
         SigningKeyStage::Begin => crate::service::signing_key::Stage::Begin,
         SigningKeyStage::End => crate::service::signing_key::Stage::End,

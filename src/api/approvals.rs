@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::auth::{Caller, Role};
 use super::dto::ProblemDocument;
-use super::problem::Problem;
+use super::problem::{json_body, Problem};
 use super::startup::AppState;
 use crate::round::regulator::{Actor, Approval, ApprovalStatus};
 use crate::service::approval::ApprovalRequest;
@@ -83,10 +83,6 @@ pub struct Approvals {
     pub approvals: Vec<ApprovalView>,
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Problem> {
-    serde_json::from_slice(body).map_err(|e| Problem::bad_request("malformed_json", e.to_string()))
-}
-
 fn person_ok(p: &Option<String>) -> Result<(), Problem> {
     match p {
         Some(p) if p.is_empty() || p.len() > 128 || p.chars().any(char::is_control) => {
@@ -148,7 +144,7 @@ pub async fn approve(
     body: web::Bytes,
 ) -> Result<HttpResponse, Problem> {
     caller.require(&[Role::Regulator])?;
-    let b: ApprovePlan = parse(&body)?;
+    let b: ApprovePlan = json_body(&body)?;
     person_ok(&b.person)?;
     let command = Command::ApprovePlan {
         request: Box::new(ApprovalRequest {
@@ -227,7 +223,7 @@ pub async fn withdraw(
     body: web::Bytes,
 ) -> Result<HttpResponse, Problem> {
     caller.require(&[Role::Regulator])?;
-    let b: WithdrawApproval = parse(&body)?;
+    let b: WithdrawApproval = json_body(&body)?;
     person_ok(&b.person)?;
     let command = Command::WithdrawApproval {
         reference: b.reference,
