@@ -217,7 +217,77 @@ pub fn read_pool(url: &DatabaseUrl, size: u32) -> Result<ReadPool, StoreError> {
 
 #[cfg(test)]
 mod tests {
-    use super::with_deadlines;
+    use super::*;
+
+    /// A SQLite store written before idempotency records became a rowid table keeps every
+    /// record through the migration, and the key still finds one record only.
+    #[test]
+    fn sqlite_idempotency_records_survive_their_move_to_a_rowid_table() {
+        #[derive(QueryableByName)]
+        struct Sql {
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            sql: String,
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("pitboss.sqlite");
+        let mut c =
+            diesel::SqliteConnection::establish(path.to_str().expect("utf-8")).expect("open");
+        c.batch_execute(SQLITE_PRAGMAS).expect("pragmas");
+        // Every migration before the move.
+        loop {
+            let next = c
+                .pending_migrations(SQLITE_MIGRATIONS)
+                .expect("pending")
+                .into_iter()
+                .next()
+                .expect("the move is pending");
+            if next.name().to_string().ends_with("_idempotency_rowid") {
+                break;
+            }
+            c.run_next_migration(SQLITE_MIGRATIONS).expect("migrate");
+        }
+        c.batch_execute(
+            "INSERT INTO idempotency VALUES \
+             ('op1', 'k2', 'h2', 200, '{\"b\":2}', '2026-11-26T10:00:01Z'), \
+             ('op1', 'k1', 'h1', 409, '{\"b\":1}', '2026-11-26T10:00:00Z'), \
+             ('op2', 'k1', 'h3', 200, '{\"b\":3}', '2026-11-26T10:00:02Z')",
+        )
+        .expect("records of the old layout");
+        c.run_pending_migrations(SQLITE_MIGRATIONS)
+            .expect("the remaining migrations");
+        let rows: Vec<(String, String, String, i32, String, String)> = c
+            .transaction(|t| {
+                schema::idempotency::table
+                    .order((
+                        schema::idempotency::operator_id,
+                        schema::idempotency::idem_key,
+                    ))
+                    .load(t)
+            })
+            .expect("read");
+        let rows: Vec<_> = rows
+            .iter()
+            .map(|(o, k, h, s, b, _)| (o.as_str(), k.as_str(), h.as_str(), *s, b.as_str()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("op1", "k1", "h1", 409, "{\"b\":1}"),
+                ("op1", "k2", "h2", 200, "{\"b\":2}"),
+                ("op2", "k1", "h3", 200, "{\"b\":3}"),
+            ]
+        );
+        let table: Sql = diesel::sql_query(
+            "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'idempotency'",
+        )
+        .get_result(&mut c)
+        .expect("schema");
+        assert!(!table.sql.contains("WITHOUT ROWID"), "{}", table.sql);
+        let again = c.batch_execute(
+            "INSERT INTO idempotency VALUES ('op1', 'k1', 'h9', 200, '{}', '2026-11-26T11:00:00Z')",
+        );
+        assert!(again.is_err(), "a second record under one key was taken");
+    }
 
     #[test]
     fn postgres_urls_get_deadlines_unless_they_set_their_own() {
