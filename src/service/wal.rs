@@ -28,7 +28,8 @@ use crate::store::{self, DatabaseUrl, DbConnection};
 /// How often the checkpointer runs.
 pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
 
-/// WAL frames past which the checkpointer starts the WAL over (16 MiB of 4 KiB pages;
+/// WAL frames past which the checkpointer starts the WAL over (8 MiB of 2 KiB pages, 16 MiB in
+/// a store made with 4 KiB pages;
 /// `PITBOSS_WAL_TRUNCATE_FRAMES` sets another bound, [`truncate_past`]).
 /// A passive checkpoint copies frames but never starts the WAL over while batches keep
 /// coming (a new batch is always being written when it ends), so under steady load the WAL
