@@ -92,6 +92,9 @@ pub struct WriterMetrics {
     pub queue_depth: Gauge,
     /// SQLite's WAL checkpoints, run by their own thread (not a stage of a batch).
     pub wal_checkpoint: Histogram,
+    /// A state snapshot, from the wait for the batch in flight to its commit: the time the
+    /// writer takes no batch (not a stage of a batch).
+    pub snapshot: Histogram,
     /// Frames in SQLite's WAL at the last checkpoint.
     pub wal_frames: Gauge,
 }
@@ -107,6 +110,7 @@ impl Default for WriterMetrics {
             write: stage("write"),
             commit: stage("commit"),
             wal_checkpoint: stage("wal_checkpoint"),
+            snapshot: stage("snapshot"),
             stages: stages.clone(),
             batch_commands: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
             queue_wait: seconds_histogram(),
@@ -295,7 +299,8 @@ fn registry(metrics: &Arc<Metrics>) -> Registry {
         "Time the writer spent on each stage of a batch: lookup (idempotency records), decide, \
          seal (on the writer's thread); write (rows inside the transaction), commit (durable) \
          (on the committer's, overlapping the next batch's decide); wal_checkpoint (SQLite, on \
-         a thread of its own)",
+         a thread of its own); snapshot (a state snapshot, during which the writer takes no \
+         batch)",
         w.stages.clone(),
     );
     r.register(

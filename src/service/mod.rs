@@ -1281,7 +1281,12 @@ impl Writer {
             return;
         }
         self.last_snapshot = Instant::now();
-        if let Err(e) = self.write_snapshot() {
+        let written = self.write_snapshot();
+        self.metrics
+            .writer
+            .snapshot
+            .observe(crate::observe::since(self.last_snapshot));
+        if let Err(e) = written {
             self.metrics
                 .storage_failures
                 .fetch_add(1, Ordering::Relaxed);

@@ -189,6 +189,11 @@ fn snapshots_and_closed_tables(backend: Backend) {
     );
     assert_eq!(s, 200, "{b}");
     assert!(server.metric("pitboss_snapshots_total") >= 1);
+    // Each snapshot's pause of the writer is timed.
+    assert_eq!(
+        server.metric("pitboss_writer_stage_duration_seconds_count{stage=\"snapshot\"}"),
+        server.metric("pitboss_snapshots_total")
+    );
     let before = reads(&server, &op);
     let round_before = server.get_text(Some(&op), "/v1/rounds/b1.5");
 
