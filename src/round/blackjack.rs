@@ -1204,7 +1204,7 @@ pub(crate) fn step(
         bets.push(BetRecord {
             bet: a.bet.clone(),
             player: a.player.clone(),
-            request: json!({ "decision": input }),
+            request: super::raw(&json!({ "decision": input })),
             placements: super::Placements::Blackjack(vec![a.placement.clone()]),
             stake_minor: a.placement.stake_minor,
             refunded: false,
