@@ -741,9 +741,10 @@ pub fn raw(v: &Value) -> Box<RawValue> {
 pub struct BetRecord {
     pub bet: String,
     pub player: String,
-    /// Held as its JSON text (the form `serde_json` writes a value in), not as a
-    /// `serde_json::Value`: a live round holds up to thousands of bets, and a parsed request
-    /// took ten allocations where its text takes one. Readers and snapshots get the same bytes.
+    // Held as its JSON text (the form `serde_json` writes a value in), not as a
+    // `serde_json::Value`: a live round holds up to thousands of bets, and a parsed request
+    // took ten allocations where its text takes one. Readers and snapshots get the same bytes.
+    // (A comment, not documentation: the API's description of the member stays the request.)
     #[schema(value_type = crate::api::schemas::BetRecordRequest)]
     pub request: Box<RawValue>,
     pub placements: Placements,
