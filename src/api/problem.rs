@@ -116,12 +116,12 @@ impl ResponseError for Problem {
     }
 }
 
-/// Every error actix raises itself (bad path, unknown route) also leaves as a problem document.
 /// A JSON request body as `T`, or `400 malformed_json` saying what is wrong with it.
 pub fn json_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
     serde_json::from_slice(body).map_err(|e| Problem::bad_request("malformed_json", e.to_string()))
 }
 
+/// Every error actix raises itself (bad path, unknown route) also leaves as a problem document.
 pub fn not_found_route() -> Problem {
     Problem::not_found("no_such_route", "no such route; see /v1/plans and /healthz")
 }
