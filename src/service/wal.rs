@@ -28,9 +28,9 @@ use crate::store::{self, DatabaseUrl, DbConnection};
 /// How often the checkpointer runs.
 pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
 
-/// WAL frames past which the checkpointer starts the WAL over (8 MiB of 2 KiB pages, 16 MiB in
-/// a store made with 4 KiB pages;
-/// `PITBOSS_WAL_TRUNCATE_FRAMES` sets another bound, [`truncate_past`]).
+/// WAL frames past which the checkpointer starts the WAL over: 8 MiB of 2 KiB pages, 16 MiB
+/// in a store made with 4 KiB pages (`PITBOSS_WAL_TRUNCATE_FRAMES` sets another bound, read
+/// by [`truncate_past`]).
 /// A passive checkpoint copies frames but never starts the WAL over while batches keep
 /// coming (a new batch is always being written when it ends), so under steady load the WAL
 /// grew without end: 4.3 GB after 60 s, and a restart spent 2 s reading it. A `RESTART`

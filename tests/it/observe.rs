@@ -1140,7 +1140,7 @@ fn readiness_fails_while_the_start_up_replay_runs() {
 }
 
 /// Under steady load the SQLite WAL stays near its bound (`PITBOSS_WAL_TRUNCATE_FRAMES`, here
-/// 64 frames = 256 KiB). Passive checkpoints alone never let SQLite start the WAL over while
+/// 64 frames: 128 KiB of a new store's 2 KiB pages). Passive checkpoints alone never let SQLite start the WAL over while
 /// batches keep coming, and it grew with everything written (4.5 GB in 60 s of the benchmark).
 /// Eight clients bet without pause for 4 s while the WAL's size is sampled.
 #[test]
