@@ -1061,16 +1061,37 @@ fn stored_answers(conn: &mut DbConnection, jobs: &[Job]) -> Result<IdempotencyCa
     }
     let mut out = IdempotencyCache::new();
     for (op, keys) in by_operator {
-        let rows: Vec<(String, String, i32, String)> = idempotency::table
-            .filter(idempotency::operator_id.eq(op))
-            .filter(idempotency::idem_key.eq_any(&keys))
-            .select((
-                idempotency::idem_key,
-                idempotency::request_hash,
-                idempotency::status,
-                idempotency::body,
-            ))
-            .load(conn)?;
+        let columns = (
+            idempotency::idem_key,
+            idempotency::request_hash,
+            idempotency::status,
+            idempotency::body,
+        );
+        let rows: Vec<(String, String, i32, String)> = match conn {
+            // SQLite: one lookup of fixed shape per key (prepared once); an `IN` list's text
+            // changes with the batch and would be parsed again for every batch.
+            DbConnection::Sqlite(c) => {
+                let mut rows = Vec::new();
+                // (`load`, not `first`: SQLite re-prepares a statement whose `LIMIT ?` is
+                // bound anew; the key is unique anyway.)
+                for key in &keys {
+                    rows.extend(
+                        idempotency::table
+                            .filter(idempotency::operator_id.eq(op))
+                            .filter(idempotency::idem_key.eq(*key))
+                            .select(columns)
+                            .load::<(String, String, i32, String)>(c)?,
+                    );
+                }
+                rows
+            }
+            // PostgreSQL: one round trip (`= ANY($2)` has one shape).
+            DbConnection::Pg(c) => idempotency::table
+                .filter(idempotency::operator_id.eq(op))
+                .filter(idempotency::idem_key.eq_any(&keys))
+                .select(columns)
+                .load(c)?,
+        };
         for (key, hash, status, body) in rows {
             let body: Value = serde_json::from_str(&body)
                 .map_err(|e| StoreError::Corrupt(format!("idempotency record: {e}")))?;

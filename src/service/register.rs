@@ -378,30 +378,57 @@ impl Batch {
             for p in &players {
                 entries.insert((op.to_string(), p.to_string()), None);
             }
-            for chunk in players.chunks(500) {
-                let rows: Vec<(String, String)> = player_register::table
-                    .filter(player_register::operator_id.eq(op))
-                    .filter(player_register::player.eq_any(chunk))
-                    .select((player_register::player, player_register::body))
-                    .load(conn)?;
+            let sqlite = matches!(conn, DbConnection::Sqlite(_));
+            // SQLite: statements of fixed shape, one player at a time (prepared once; an `IN`
+            // list's text changes with the batch). PostgreSQL: one round trip per 500 players.
+            let chunk_len = if sqlite { 1 } else { 500 };
+            for chunk in players.chunks(chunk_len) {
+                let rows: Vec<(String, String)> = if sqlite {
+                    player_register::table
+                        .filter(player_register::operator_id.eq(op))
+                        .filter(player_register::player.eq(chunk[0]))
+                        .select((player_register::player, player_register::body))
+                        .load(conn)?
+                } else {
+                    player_register::table
+                        .filter(player_register::operator_id.eq(op))
+                        .filter(player_register::player.eq_any(chunk))
+                        .select((player_register::player, player_register::body))
+                        .load(conn)?
+                };
                 for (player, body) in rows {
                     let e: Entry = serde_json::from_str(&body)
                         .map_err(|e| StoreError::Corrupt(format!("player register: {e}")))?;
                     entries.insert((op.to_string(), player), Some(e));
                 }
-                let rows: Vec<(String, String, i64, i64, i64, i64)> = player_usage::table
-                    .filter(player_usage::operator_id.eq(op))
-                    .filter(player_usage::player.eq_any(chunk))
-                    .filter(player_usage::period.eq_any([day.as_str(), month.as_str(), OPEN]))
-                    .select((
-                        player_usage::player,
-                        player_usage::period,
-                        player_usage::staked_minor,
-                        player_usage::net_loss_minor,
-                        player_usage::reported_staked_minor,
-                        player_usage::reported_net_loss_minor,
-                    ))
-                    .load(conn)?;
+                let columns = (
+                    player_usage::player,
+                    player_usage::period,
+                    player_usage::staked_minor,
+                    player_usage::net_loss_minor,
+                    player_usage::reported_staked_minor,
+                    player_usage::reported_net_loss_minor,
+                );
+                let rows: Vec<(String, String, i64, i64, i64, i64)> = if sqlite {
+                    player_usage::table
+                        .filter(player_usage::operator_id.eq(op))
+                        .filter(player_usage::player.eq(chunk[0]))
+                        .filter(
+                            player_usage::period
+                                .eq(day.as_str())
+                                .or(player_usage::period.eq(month.as_str()))
+                                .or(player_usage::period.eq(OPEN)),
+                        )
+                        .select(columns)
+                        .load(conn)?
+                } else {
+                    player_usage::table
+                        .filter(player_usage::operator_id.eq(op))
+                        .filter(player_usage::player.eq_any(chunk))
+                        .filter(player_usage::period.eq_any([day.as_str(), month.as_str(), OPEN]))
+                        .select(columns)
+                        .load(conn)?
+                };
                 for (player, period, staked, net_loss, reported_staked, reported_net_loss) in rows {
                     usage.insert(
                         (op.to_string(), player, period),
