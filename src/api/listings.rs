@@ -15,6 +15,7 @@ use super::dto::ProblemDocument;
 use super::problem::{unavailable, Problem};
 use super::startup::AppState;
 use crate::store::schema::audit_entries;
+use crate::store::schema::audit_table_entries as by_table;
 use crate::store::StoreError;
 
 /// Most items a page holds.
@@ -296,22 +297,48 @@ pub async fn list_rounds(
         let mut at = first;
         let mut rounds = Vec::new();
         let mut scanned = 0i64;
+        // Below `indexed_to` through the table's index, then the un-indexed tail by seq.
+        let split = crate::store::entry_index::indexed_to(&mut c)?;
         loop {
-            let mut query = audit_entries::table
-                .filter(audit_entries::table_id.eq(table.clone()))
-                .filter(audit_entries::kind.eq("round_opened"))
-                .filter(audit_entries::seq.gt(at))
-                .order(audit_entries::seq.asc())
-                .select((audit_entries::seq, audit_entries::round_id))
-                .limit(i64::from(limit) + 1)
-                .into_boxed();
-            if let Some(f) = q.from {
-                query = query.filter(audit_entries::ts.ge(ts(f)));
+            let want = i64::from(limit) + 1;
+            macro_rules! dated {
+                ($query:ident) => {
+                    if let Some(f) = q.from {
+                        $query = $query.filter(audit_entries::ts.ge(ts(f)));
+                    }
+                    if let Some(u) = q.until {
+                        $query = $query.filter(audit_entries::ts.lt(ts(u)));
+                    }
+                };
             }
-            if let Some(u) = q.until {
-                query = query.filter(audit_entries::ts.lt(ts(u)));
+            let mut rows: Vec<(i64, Option<String>)> = Vec::new();
+            if at < split {
+                let mut query = by_table::table
+                    .inner_join(audit_entries::table.on(audit_entries::seq.eq(by_table::seq)))
+                    .filter(by_table::table_id.eq(table.clone()))
+                    .filter(by_table::seq.gt(at))
+                    .filter(by_table::seq.lt(split))
+                    .filter(audit_entries::kind.eq("round_opened"))
+                    .order(by_table::seq.asc())
+                    .select((audit_entries::seq, audit_entries::round_id))
+                    .limit(want)
+                    .into_boxed();
+                dated!(query);
+                rows = query.load(&mut *c)?;
             }
-            let rows: Vec<(i64, Option<String>)> = query.load(&mut *c)?;
+            if (rows.len() as i64) < want {
+                let mut query = audit_entries::table
+                    .filter(audit_entries::table_id.eq(table.clone()))
+                    .filter(audit_entries::kind.eq("round_opened"))
+                    // One lower bound (SQLite's planner uses only one of two).
+                    .filter(audit_entries::seq.gt(at.max(split - 1)))
+                    .order(audit_entries::seq.asc())
+                    .select((audit_entries::seq, audit_entries::round_id))
+                    .limit(want - rows.len() as i64)
+                    .into_boxed();
+                dated!(query);
+                rows.extend(query.load::<(i64, Option<String>)>(&mut *c)?);
+            }
             let exhausted = rows.len() <= limit as usize;
             for (seq, round) in rows {
                 scanned += 1;

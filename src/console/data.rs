@@ -215,15 +215,33 @@ pub fn round_recall(
     after: Option<u64>,
     limit: i64,
 ) -> Result<Vec<LogEntry>, StoreError> {
+    use crate::store::schema::audit_round_entries as by_round;
     let mut c = conn(svc)?;
     let from = after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX));
-    let rows: Vec<(i64, Vec<u8>)> = audit_entries::table
-        .filter(audit_entries::round_id.eq(id))
-        .filter(audit_entries::seq.gt(from))
-        .order(audit_entries::seq.asc())
+    // Below `indexed_to` through the round index, above it in the un-indexed tail.
+    let split = crate::store::entry_index::indexed_to(&mut c)?;
+    let mut rows: Vec<(i64, Vec<u8>)> = by_round::table
+        .inner_join(audit_entries::table.on(audit_entries::seq.eq(by_round::seq)))
+        .filter(by_round::round_id.eq(id))
+        .filter(by_round::seq.gt(from))
+        .filter(by_round::seq.lt(split))
+        .order(by_round::seq.asc())
         .limit(limit)
         .select((audit_entries::seq, audit_entries::canonical))
         .load(&mut c)?;
+    let left = limit - rows.len() as i64;
+    if left > 0 {
+        rows.extend(
+            audit_entries::table
+                .filter(audit_entries::round_id.eq(id))
+                // One lower bound (SQLite's planner uses only one of two).
+                .filter(audit_entries::seq.gt(from.max(split - 1)))
+                .order(audit_entries::seq.asc())
+                .limit(left)
+                .select((audit_entries::seq, audit_entries::canonical))
+                .load::<(i64, Vec<u8>)>(&mut c)?,
+        );
+    }
     Ok(rows.into_iter().map(|(s, b)| LogEntry::of(s, b)).collect())
 }
 
@@ -248,23 +266,68 @@ pub fn entries(
     filter: &EntryFilter,
     before: Option<u64>,
 ) -> Result<Page<LogEntry>, StoreError> {
+    use crate::store::schema::{audit_round_entries as by_round, audit_table_entries as by_table};
     let mut c = conn(svc)?;
+    let before = before_of(before);
+    // With a round or a table: newest first, the un-indexed tail (at and above
+    // `indexed_to`, scanned by seq), then below it through the round's or table's index.
+    let split = if filter.round.is_some() || filter.table.is_some() {
+        crate::store::entry_index::indexed_to(&mut c)?
+    } else {
+        0
+    };
     let mut q = audit_entries::table
-        .filter(audit_entries::seq.lt(before_of(before)))
+        .filter(audit_entries::seq.lt(before))
+        .filter(audit_entries::seq.ge(split))
         .select((audit_entries::seq, audit_entries::canonical))
         .order(audit_entries::seq.desc())
         .limit(PAGE + 1)
         .into_boxed();
-    if let Some(k) = &filter.kind {
-        q = q.filter(audit_entries::kind.eq(k.clone()));
+    macro_rules! filtered {
+        ($q:ident) => {
+            if let Some(k) = &filter.kind {
+                $q = $q.filter(audit_entries::kind.eq(k.clone()));
+            }
+            if let Some(t) = &filter.table {
+                $q = $q.filter(audit_entries::table_id.eq(t.clone()));
+            }
+            if let Some(r) = &filter.round {
+                $q = $q.filter(audit_entries::round_id.eq(r.clone()));
+            }
+        };
     }
-    if let Some(t) = &filter.table {
-        q = q.filter(audit_entries::table_id.eq(t.clone()));
+    filtered!(q);
+    let mut rows: Vec<(i64, Vec<u8>)> = q.load(&mut c)?;
+    let left = PAGE + 1 - rows.len() as i64;
+    if left > 0 && split > 0 {
+        let below = before.min(split);
+        let older: Vec<(i64, Vec<u8>)> = if let Some(r) = &filter.round {
+            let mut q = by_round::table
+                .inner_join(audit_entries::table.on(audit_entries::seq.eq(by_round::seq)))
+                .filter(by_round::round_id.eq(r.clone()))
+                .filter(by_round::seq.lt(below))
+                .select((audit_entries::seq, audit_entries::canonical))
+                .order(by_round::seq.desc())
+                .limit(left)
+                .into_boxed();
+            filtered!(q);
+            q.load(&mut c)?
+        } else if let Some(t) = &filter.table {
+            let mut q = by_table::table
+                .inner_join(audit_entries::table.on(audit_entries::seq.eq(by_table::seq)))
+                .filter(by_table::table_id.eq(t.clone()))
+                .filter(by_table::seq.lt(below))
+                .select((audit_entries::seq, audit_entries::canonical))
+                .order(by_table::seq.desc())
+                .limit(left)
+                .into_boxed();
+            filtered!(q);
+            q.load(&mut c)?
+        } else {
+            Vec::new()
+        };
+        rows.extend(older);
     }
-    if let Some(r) = &filter.round {
-        q = q.filter(audit_entries::round_id.eq(r.clone()));
-    }
-    let rows: Vec<(i64, Vec<u8>)> = q.load(&mut c)?;
     Ok(page_of(rows))
 }
 

@@ -31,7 +31,7 @@ use super::{feed, Faulted, Metrics, Pending};
 use crate::round::{RoundState, State};
 use crate::store::schema::{audit_entries, idempotency, rng_seeds};
 use crate::store::tiles::{write_tiles, TileRow};
-use crate::store::{self, per_backend, DatabaseUrl, DbConnection, ROWS_PER_INSERT};
+use crate::store::{self, entry_index, per_backend, DatabaseUrl, DbConnection, ROWS_PER_INSERT};
 
 /// Everything one batch writes, in one transaction.
 pub(super) struct BatchRows<'a> {
@@ -47,6 +47,9 @@ pub(super) struct BatchRows<'a> {
     /// Rounds whose seeds this batch revealed.
     pub revealed: &'a [String],
     pub created: &'a str,
+    /// Entries `[from, to)` to add to the round and table indexes with this batch
+    /// (`store::entry_index`).
+    pub index: Option<(i64, i64)>,
 }
 
 impl<'a> BatchRows<'a> {
@@ -126,6 +129,9 @@ pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryRes
         diesel::delete(rng_seeds::table.filter(rng_seeds::round_id.eq_any(rows.revealed)))
             .execute(c)?;
     }
+    if let Some((from, to)) = rows.index {
+        entry_index::index(c, from, to)?;
+    }
     Ok(())
 }
 
@@ -183,6 +189,13 @@ pub(super) struct Committer {
     pub fence: Option<i64>,
     pub metrics: Arc<Metrics>,
     pub state: Arc<RwLock<State>>,
+    /// Every entry below it is in the round and table indexes (`store::entry_index`); read
+    /// from the store when unknown (at start, after a failure).
+    pub indexed_to: Option<i64>,
+    /// When the tail was last indexed.
+    pub indexed_at: Instant,
+    /// `entry_index::every()`, read once.
+    pub index_every: u64,
 }
 
 impl Committer {
@@ -221,6 +234,19 @@ impl Committer {
             self.conn = Some(conn);
         }
         let conn = self.conn.as_mut().expect("connected above");
+        let from = match self.indexed_to {
+            Some(i) => i,
+            None => {
+                let i = entry_index::indexed_to(conn).map_err(|e| format!("storage: {e}"))?;
+                self.indexed_to = Some(i);
+                i
+            }
+        };
+        let index = c.batch.entries.last().and_then(|last| {
+            let last = last.seq as i64;
+            entry_index::due(from, last, self.indexed_at.elapsed(), self.index_every)
+                .then_some((from, last + 1))
+        });
         let log_state = serde_json::to_string(c.batch.state_after()).expect("log state serialises");
         let rows = BatchRows {
             entries: &c.batch.entries,
@@ -231,6 +257,7 @@ impl Committer {
             seeds: &c.seeds,
             revealed: &c.revealed,
             created: &c.created,
+            index,
         };
         let write = Instant::now();
         let (result, written) = write_fenced(conn, self.fence, &rows);
@@ -240,6 +267,14 @@ impl Committer {
             if result.is_ok() {
                 m.commit.observe(crate::observe::since(w));
             }
+        }
+        match (&result, index) {
+            (Ok(()), Some((_, to))) => {
+                self.indexed_to = Some(to);
+                self.indexed_at = Instant::now();
+            }
+            (Ok(()), None) => {}
+            (Err(_), _) => self.indexed_to = None,
         }
         result.map_err(|e| format!("storage: {e}"))
     }

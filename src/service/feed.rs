@@ -294,7 +294,67 @@ pub fn list(
         }
     }
     let start = i64::try_from(from).unwrap_or(i64::MAX);
+    // A round (named, or the bet's) or a table without a tag: below `indexed_to` through the
+    // round's or table's index, then the un-indexed tail by seq (`store::entry_index`).
+    let round = filter.round.clone().or_else(|| {
+        filter
+            .bet
+            .as_ref()
+            .and_then(|b| b.rsplit_once('.').map(|(r, _)| r.to_string()))
+    });
+    let keyed = tag.is_none() && (round.is_some() || filter.table.is_some());
     let rows: Vec<(i64, Vec<u8>)> = match tag {
+        None if keyed => {
+            use crate::store::schema::{
+                audit_round_entries as by_round, audit_table_entries as by_table,
+            };
+            let split =
+                crate::store::entry_index::indexed_to(&mut conn).map_err(StoreError::from)?;
+            let mut rows: Vec<(i64, Vec<u8>)> = Vec::new();
+            if start < split {
+                rows = if let Some(r) = &round {
+                    let mut q = by_round::table
+                        .inner_join(audit_entries::table.on(audit_entries::seq.eq(by_round::seq)))
+                        .filter(by_round::round_id.eq(r.clone()))
+                        .filter(by_round::seq.ge(start))
+                        .filter(by_round::seq.lt(split))
+                        .order(by_round::seq.asc())
+                        .limit(limit)
+                        .select((audit_entries::seq, audit_entries::canonical))
+                        .into_boxed();
+                    filtered!(q, filter);
+                    q.load(&mut conn).map_err(StoreError::from)?
+                } else {
+                    let t = filter.table.clone().unwrap_or_default();
+                    let mut q = by_table::table
+                        .inner_join(audit_entries::table.on(audit_entries::seq.eq(by_table::seq)))
+                        .filter(by_table::table_id.eq(t))
+                        .filter(by_table::seq.ge(start))
+                        .filter(by_table::seq.lt(split))
+                        .order(by_table::seq.asc())
+                        .limit(limit)
+                        .select((audit_entries::seq, audit_entries::canonical))
+                        .into_boxed();
+                    filtered!(q, filter);
+                    q.load(&mut conn).map_err(StoreError::from)?
+                };
+            }
+            let left = limit - rows.len() as i64;
+            if left > 0 {
+                let mut q = audit_entries::table
+                    .filter(audit_entries::seq.ge(start.max(split)))
+                    .order(audit_entries::seq.asc())
+                    .limit(left)
+                    .select((audit_entries::seq, audit_entries::canonical))
+                    .into_boxed();
+                filtered!(q, filter);
+                rows.extend(
+                    q.load::<(i64, Vec<u8>)>(&mut conn)
+                        .map_err(StoreError::from)?,
+                );
+            }
+            rows
+        }
         None => {
             let mut q = audit_entries::table
                 .filter(audit_entries::seq.ge(start))

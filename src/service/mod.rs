@@ -636,6 +636,9 @@ impl Service {
             fence: guard.token(),
             metrics: metrics.clone(),
             state: state.clone(),
+            indexed_to: None,
+            indexed_at: Instant::now(),
+            index_every: store::entry_index::every(),
         };
         wal::for_writing(&mut conn).map_err(StoreError::from)?;
         wal::spawn(&url, Arc::downgrade(&metrics))?;
@@ -1972,6 +1975,7 @@ impl Writer {
             seeds: &[],
             revealed: &[],
             created: &created,
+            index: None,
         };
         let (result, _) = committer::write_fenced(&mut self.conn, self.guard.token(), &rows);
         if result.is_ok() {
@@ -3278,14 +3282,31 @@ pub mod read {
         pool: &ReadPool,
         table: &str,
     ) -> Result<Option<crate::round::regulator::Registration>, StoreError> {
+        use crate::store::schema::audit_table_entries as by_table;
         let mut c = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
-        let row: Option<Vec<u8>> = audit_entries::table
-            .filter(audit_entries::table_id.eq(table))
+        // Below `indexed_to` through the table index, above it in the un-indexed tail.
+        let split = store::entry_index::indexed_to(&mut c)?;
+        let mut row: Option<Vec<u8>> = by_table::table
+            .inner_join(audit_entries::table.on(audit_entries::seq.eq(by_table::seq)))
+            .filter(by_table::table_id.eq(table))
+            .filter(by_table::seq.lt(split))
             .filter(audit_entries::kind.eq("table_opened"))
             .select(audit_entries::canonical)
-            .order(audit_entries::seq.asc())
-            .first(&mut *c)
-            .optional()?;
+            .order(by_table::seq.asc())
+            .limit(1)
+            .load(&mut *c)?
+            .pop();
+        if row.is_none() {
+            row = audit_entries::table
+                .filter(audit_entries::seq.ge(split))
+                .filter(audit_entries::table_id.eq(table))
+                .filter(audit_entries::kind.eq("table_opened"))
+                .select(audit_entries::canonical)
+                .order(audit_entries::seq.asc())
+                .limit(1)
+                .load(&mut *c)?
+                .pop();
+        }
         let Some(bytes) = row else { return Ok(None) };
         let v: Value =
             serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt(e.to_string()))?;
@@ -3319,12 +3340,25 @@ pub mod read {
         pool: &ReadPool,
         round: &str,
     ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        use crate::store::schema::audit_round_entries as by_round;
         let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
-        let rows: Vec<(i64, Vec<u8>)> = audit_entries::table
-            .filter(audit_entries::round_id.eq(round))
-            .order(audit_entries::seq.asc())
+        // Below `indexed_to` through the round index, above it in the un-indexed tail.
+        let split = store::entry_index::indexed_to(&mut conn)?;
+        let mut rows: Vec<(i64, Vec<u8>)> = by_round::table
+            .inner_join(audit_entries::table.on(audit_entries::seq.eq(by_round::seq)))
+            .filter(by_round::round_id.eq(round))
+            .filter(by_round::seq.lt(split))
+            .order(by_round::seq.asc())
             .select((audit_entries::seq, audit_entries::canonical))
             .load(&mut conn)?;
+        rows.extend(
+            audit_entries::table
+                .filter(audit_entries::seq.ge(split))
+                .filter(audit_entries::round_id.eq(round))
+                .order(audit_entries::seq.asc())
+                .select((audit_entries::seq, audit_entries::canonical))
+                .load::<(i64, Vec<u8>)>(&mut conn)?,
+        );
         Ok(rows.into_iter().map(|(s, c)| (s as u64, c)).collect())
     }
 

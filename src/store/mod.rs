@@ -12,6 +12,7 @@ use diesel::prelude::*;
 use diesel::r2d2::Pool;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
+pub mod entry_index;
 pub mod lease;
 pub mod schema;
 pub mod tiles;

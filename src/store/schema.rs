@@ -136,6 +136,30 @@ diesel::table! {
 diesel::allow_tables_to_appear_in_same_query!(audit_entries, audit_entry_tags);
 
 diesel::table! {
+    audit_round_entries (round_id, seq) {
+        round_id -> Text,
+        seq -> BigInt,
+    }
+}
+
+diesel::table! {
+    audit_table_entries (table_id, seq) {
+        table_id -> Text,
+        seq -> BigInt,
+    }
+}
+
+diesel::table! {
+    audit_index_state (id) {
+        id -> Integer,
+        indexed_to -> BigInt,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(audit_entries, audit_round_entries);
+diesel::allow_tables_to_appear_in_same_query!(audit_entries, audit_table_entries);
+
+diesel::table! {
     player_register (operator_id, player) {
         operator_id -> Text,
         player -> Text,

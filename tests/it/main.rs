@@ -17,6 +17,7 @@ mod bounded;
 mod console;
 mod crash;
 mod entries;
+mod entry_index;
 mod idempotency_retention;
 mod interrupted;
 mod isolation;

@@ -172,6 +172,10 @@ impl TestServer {
             // batch slower than the write deadline (3 s); the tests of the deadline itself
             // (`observe.rs`) set it back.
             .env("PITBOSS_WRITE_DEADLINE_MS", "30000")
+            // Entries indexed by round and table every few entries (default 512), so that
+            // every test's reads by round or table cross the indexed bound
+            // (`store::entry_index`).
+            .env("PITBOSS_INDEX_EVERY", "5")
             .stdout(Stdio::piped())
             .stderr(stderr);
         if let Some(url) = pg_url {
