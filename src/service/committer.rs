@@ -41,7 +41,7 @@ pub(super) struct BatchRows<'a> {
     pub tile_rows: &'a [TileRow],
     pub derived: &'a Derived,
     /// Idempotency records: operator, key, request hash, status, body.
-    pub idempotency: Vec<(&'a str, &'a str, &'a str, i32, String)>,
+    pub idempotency: Vec<(&'a str, &'a str, &'a str, i32, &'a str)>,
     /// Sealed (encrypted) seeds of rounds this batch opened.
     pub seeds: &'a [(String, Vec<u8>)],
     /// Rounds whose seeds this batch revealed.
@@ -54,18 +54,22 @@ pub(super) struct BatchRows<'a> {
 
 impl<'a> BatchRows<'a> {
     /// The idempotency records of a batch's commands (those with a key, answered by it).
-    pub fn idempotency_of(pending: &'a [Pending]) -> Vec<(&'a str, &'a str, &'a str, i32, String)> {
+    /// The body is the text the writer serialised once when it sealed the batch.
+    pub fn idempotency_of(
+        pending: &'a [Pending],
+    ) -> Vec<(&'a str, &'a str, &'a str, i32, &'a str)> {
         pending
             .iter()
             .filter(|p| p.record)
             .filter_map(|p| {
+                let text = p.text.as_deref()?;
                 p.job.idem.as_ref().map(|idem| {
                     (
                         p.job.operator.as_str(),
                         idem.key.as_str(),
                         idem.request_hash.as_str(),
                         i32::from(p.reply.status),
-                        p.reply.body.to_string(),
+                        text,
                     )
                 })
             })
@@ -111,7 +115,7 @@ pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryRes
                     idempotency::idem_key.eq(*key),
                     idempotency::request_hash.eq(*hash),
                     idempotency::status.eq(*status),
-                    idempotency::body.eq(body.as_str()),
+                    idempotency::body.eq(*body),
                     idempotency::created_at.eq(rows.created),
                 )
             })

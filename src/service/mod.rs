@@ -278,6 +278,24 @@ pub struct Reply {
     pub retry_after_s: Option<u64>,
 }
 
+/// An answer as its idempotency record holds it: the status and the body's JSON text.
+#[derive(Debug, Clone)]
+struct StoredReply {
+    status: u16,
+    text: Arc<str>,
+}
+
+impl StoredReply {
+    /// The answer again (for a retry that arrives while its first answer is in flight).
+    fn to_reply(&self) -> Reply {
+        Reply {
+            status: self.status,
+            body: serde_json::from_str(&self.text).expect("a body serialised by the writer parses"),
+            retry_after_s: None,
+        }
+    }
+}
+
 /// A reply body as stored: one of the body types of [`crate::api::dto`], which
 /// `openapi.json` describes.
 fn body<T: serde::Serialize>(dto: &T) -> Value {
@@ -543,7 +561,7 @@ struct Writer {
     in_flight: bool,
     /// The idempotent answers of the batch in flight, for a retry that arrives before it is
     /// stored.
-    in_flight_answers: HashMap<(String, String), (String, Reply)>,
+    in_flight_answers: HashMap<(String, String), (String, StoredReply)>,
     /// The player-register counts of the batch in flight, for the next batch's limits.
     in_flight_register: Option<register::Writes>,
     /// Whether the next batch is decided while one is in flight (`PITBOSS_WRITER_PIPELINE`).
@@ -1138,6 +1156,9 @@ struct Pending {
     /// Whether the batch stores this answer as the command's idempotency record (not for an
     /// answer repeated to a retry: that record exists, or is in the batch in flight).
     record: bool,
+    /// The recorded answer's body as JSON text, serialised once when the batch is sealed: the
+    /// idempotency record and an in-flight retry's answer share it.
+    text: Option<Arc<str>>,
 }
 
 impl Pending {
@@ -1148,6 +1169,7 @@ impl Pending {
                 job,
                 reply: Reply::unavailable("retry"),
                 record: false,
+                text: None,
             })
             .collect()
     }
@@ -1554,13 +1576,14 @@ impl Writer {
                     None => self
                         .in_flight_answers
                         .get(&k)
-                        .map(|(hash, reply)| (hash == &idem.request_hash, reply.clone())),
+                        .map(|(hash, reply)| (hash == &idem.request_hash, reply.to_reply())),
                 };
                 if let Some((same, reply)) = earlier {
                     pending.push(Pending {
                         job,
                         reply: if same { reply } else { reused_key() },
                         record: false,
+                        text: None,
                     });
                     continue;
                 }
@@ -1729,6 +1752,7 @@ impl Writer {
                 job,
                 reply,
                 record: true,
+                text: None,
             });
         }
         let derived = Derived {
@@ -1785,11 +1809,19 @@ impl Writer {
             self.fail_batch(pending, None, "an earlier batch was not written");
             return;
         }
-        for p in pending.iter().filter(|p| p.record) {
+        for p in pending.iter_mut().filter(|p| p.record) {
             if let Some(idem) = &p.job.idem {
+                let text: Arc<str> = p.reply.body.to_string().into();
+                p.text = Some(text.clone());
                 self.in_flight_answers.insert(
                     (p.job.operator.clone(), idem.key.clone()),
-                    (idem.request_hash.clone(), p.reply.clone()),
+                    (
+                        idem.request_hash.clone(),
+                        StoredReply {
+                            status: p.reply.status,
+                            text,
+                        },
+                    ),
                 );
             }
         }
@@ -3513,4 +3545,28 @@ pub fn check_snapshots(url: &DatabaseUrl, plans: &PlanSet, cuts: usize) -> Resul
     Ok(format!(
         "{n} entries, {checked} cuts: snapshot + tail = full replay; {stored}"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A retry that arrives while its first answer is in flight gets that answer from the text
+    /// the writer serialised once: the same status and the same JSON, byte for byte.
+    #[test]
+    fn an_in_flight_answer_is_given_again_from_its_text() {
+        let first = Reply::refusal(
+            409,
+            &Refusal::new("round_closed", "betting is closed for round t1.1"),
+        );
+        let stored = StoredReply {
+            status: first.status,
+            text: first.body.to_string().into(),
+        };
+        let again = stored.to_reply();
+        assert_eq!(again.status, 409);
+        assert_eq!(again.body, first.body);
+        assert_eq!(again.body.to_string(), first.body.to_string());
+        assert!(again.retry_after_s.is_none());
+    }
 }
