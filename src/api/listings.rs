@@ -299,18 +299,18 @@ pub async fn list_rounds(
         let mut scanned = 0i64;
         // Below `indexed_to` through the table's index, then the un-indexed tail by seq.
         let split = crate::store::entry_index::indexed_to(&mut c)?;
+        let want = i64::from(limit) + 1;
+        macro_rules! dated {
+            ($query:ident) => {
+                if let Some(f) = q.from {
+                    $query = $query.filter(audit_entries::ts.ge(ts(f)));
+                }
+                if let Some(u) = q.until {
+                    $query = $query.filter(audit_entries::ts.lt(ts(u)));
+                }
+            };
+        }
         loop {
-            let want = i64::from(limit) + 1;
-            macro_rules! dated {
-                ($query:ident) => {
-                    if let Some(f) = q.from {
-                        $query = $query.filter(audit_entries::ts.ge(ts(f)));
-                    }
-                    if let Some(u) = q.until {
-                        $query = $query.filter(audit_entries::ts.lt(ts(u)));
-                    }
-                };
-            }
             let mut rows: Vec<(i64, Option<String>)> = Vec::new();
             if at < split {
                 let mut query = by_table::table

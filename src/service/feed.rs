@@ -191,6 +191,16 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// The round the entries must name: the one given, or else the bet's (a bet's id is its
+    /// round's and a number), so that the round's index finds a bet's entries.
+    fn round_or_bets(&self) -> Option<String> {
+        self.round.clone().or_else(|| {
+            self.bet
+                .as_ref()
+                .and_then(|b| b.rsplit_once('.').map(|(r, _)| r.to_string()))
+        })
+    }
+
     /// The tag that drives the query, if any: at most one of player, code, significant.
     fn tag(&self) -> Result<Option<(&'static str, String)>, String> {
         let mut tags = Vec::new();
@@ -239,17 +249,11 @@ macro_rules! filtered {
         if let Some(t) = &f.table {
             $q = $q.filter(audit_entries::table_id.eq(t.clone()));
         }
-        if let Some(r) = &f.round {
-            $q = $q.filter(audit_entries::round_id.eq(r.clone()));
+        if let Some(r) = f.round_or_bets() {
+            $q = $q.filter(audit_entries::round_id.eq(r));
         }
         if let Some(b) = &f.bet {
             $q = $q.filter(audit_entries::bet_id.eq(b.clone()));
-            // A bet's id is its round's and a number: the round's index finds it.
-            if f.round.is_none() {
-                if let Some((round, _)) = b.rsplit_once('.') {
-                    $q = $q.filter(audit_entries::round_id.eq(round.to_string()));
-                }
-            }
         }
         if let Some(o) = &f.operator {
             $q = $q.filter(audit_entries::operator_id.eq(o.clone()));
@@ -296,12 +300,7 @@ pub fn list(
     let start = i64::try_from(from).unwrap_or(i64::MAX);
     // A round (named, or the bet's) or a table without a tag: below `indexed_to` through the
     // round's or table's index, then the un-indexed tail by seq (`store::entry_index`).
-    let round = filter.round.clone().or_else(|| {
-        filter
-            .bet
-            .as_ref()
-            .and_then(|b| b.rsplit_once('.').map(|(r, _)| r.to_string()))
-    });
+    let round = filter.round_or_bets();
     let keyed = tag.is_none() && (round.is_some() || filter.table.is_some());
     let rows: Vec<(i64, Vec<u8>)> = match tag {
         None if keyed => {
