@@ -534,7 +534,12 @@ pub async fn metrics(state: web::Data<AppState>, req: actix_web::HttpRequest) ->
     // store; left out when it cannot be read now).
     let pool = state.service.pool.clone();
     let now = chrono::Utc::now();
-    let mut gauges = Vec::new();
+    // A standby answers 0 (`api::standby`).
+    let mut gauges = vec![(
+        "pitboss_node_writer",
+        "1 on the node that writes the log, 0 on a standby",
+        1,
+    )];
     if let Ok(Ok((outstanding, overdue))) = web::block(move || {
         let mut conn = pool
             .get()

@@ -17,6 +17,7 @@ pub mod players;
 pub mod problem;
 pub mod schemas;
 mod shape;
+pub mod standby;
 pub mod starting;
 pub mod startup;
 pub mod tables;

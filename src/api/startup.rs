@@ -59,6 +59,12 @@ pub struct ServeConfig {
     pub regulator: crate::service::approval::RegulatorOptions,
     /// The witnesses that cosign the log's checkpoints (`--witness-url`, `--witness-key`).
     pub witnesses: crate::service::witnessing::WitnessOptions,
+    /// Where the other nodes reach this one (`--node-url`, PostgreSQL only): with it, a node
+    /// whose log another node writes waits as a standby that forwards to it ([`super::standby`])
+    /// instead of refusing to start.
+    pub node_url: Option<String>,
+    /// How long the writer's lease lasts after its last renewal (PostgreSQL).
+    pub lease: std::time::Duration,
 }
 
 /// Largest request body accepted, in bytes.
@@ -204,23 +210,87 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         .clone()
         .unwrap_or_else(|| config.data_dir.join("signing-key.pem"));
     let throttled = Arc::new(crate::limits::ThrottleCounters::default());
-    let service = Service::start(
-        url.clone(),
-        plans,
-        &key_path,
-        config.origin.as_deref(),
-        crate::service::StartOptions {
-            limits: config.limits.clone(),
-            seed_key: config.seed_key.clone(),
-            throttled: throttled.clone(),
-            idempotency_retention: Some(config.idempotency_retention),
-            snapshots: Some(config.snapshots),
-            submit_deadline: config.write_deadline,
-            regulator: config.regulator.clone(),
-            witnesses: config.witnesses.clone(),
+    store::lease::set_duration(config.lease);
+    let node_url = match config.node_url.as_deref() {
+        Some("auto") => match listener.local_addr() {
+            Ok(a) if !a.ip().is_unspecified() => Some(format!("http://{a}")),
+            _ => {
+                return Err(format!(
+                    "--node-url auto needs --bind on an address the other nodes can reach \
+                     (not {}): give the URL instead",
+                    config.bind
+                ))
+            }
         },
-    )
-    .map_err(|e| e.to_string())?;
+        other => other.map(str::to_string),
+    };
+    let node_url =
+        match (&node_url, &url) {
+            (Some(u), DatabaseUrl::Postgres(_)) => {
+                store::lease::set_address(u);
+                Some(u.trim_end_matches('/').to_string())
+            }
+            (Some(_), DatabaseUrl::Sqlite(_)) => return Err(
+                "--node-url needs PostgreSQL: several nodes share one log only there (a SQLite \
+                 store has one writer, on its own machine)"
+                    .into(),
+            ),
+            (None, _) => None,
+        };
+    let mut starting = Some(starting);
+    let mut standby: Option<super::standby::Running> = None;
+    let plan_count = plans.len();
+    let plans = Arc::new(plans);
+    let service = loop {
+        let started = Service::start(
+            url.clone(),
+            (*plans).clone(),
+            &key_path,
+            config.origin.as_deref(),
+            crate::service::StartOptions {
+                limits: config.limits.clone(),
+                seed_key: config.seed_key.clone(),
+                throttled: throttled.clone(),
+                idempotency_retention: Some(config.idempotency_retention),
+                snapshots: Some(config.snapshots),
+                submit_deadline: config.write_deadline,
+                regulator: config.regulator.clone(),
+                witnesses: config.witnesses.clone(),
+            },
+        );
+        match started {
+            Ok(service) => break service,
+            // Another node writes the log: wait as its standby until its lease runs out.
+            Err(crate::service::StartError::Locked(held)) if node_url.is_some() => {
+                if let Some(s) = starting.take() {
+                    s.stop();
+                    println!("standby: {held}");
+                }
+                let waited = super::standby::wait(
+                    &listener,
+                    &url,
+                    node_url.as_deref().unwrap_or_default(),
+                    plan_count,
+                    config
+                        .write_deadline
+                        .unwrap_or(crate::service::SUBMIT_DEADLINE)
+                        + std::time::Duration::from_secs(5),
+                    standby.take(),
+                )
+                .await?;
+                match waited {
+                    super::standby::Waited::LeaseFree(running) => standby = Some(running),
+                    super::standby::Waited::Stopped => return Ok(()),
+                }
+            }
+            Err(e) => {
+                if let Some(s) = standby.take() {
+                    s.stop().await;
+                }
+                return Err(e.to_string());
+            }
+        }
+    };
     let mut conn = store::connect(&url).map_err(|e| e.to_string())?;
     let keys = KeyRing::load(&mut conn).map_err(|e| e.to_string())?;
     drop(conn);
@@ -310,15 +380,23 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             }))
     })
     .listen({
-        starting.stop();
+        if let Some(s) = starting.take() {
+            s.stop();
+        }
         listener
     })
     .map_err(|e| format!("bind {}: {e}", config.bind))?;
     let addrs: Vec<SocketAddr> = server.addrs();
+    let server = server.run();
+    if let Some(s) = standby.take() {
+        // This node writes the log now; the standby's server hands the socket over.
+        s.stop().await;
+        println!("took the log over: this node writes it now");
+    }
     for a in &addrs {
         println!("listening on http://{a}");
     }
-    let ran = server.run().await.map_err(|e| e.to_string());
+    let ran = server.await.map_err(|e| e.to_string());
     // Stopped cleanly (SIGINT, SIGTERM): the writer stores a snapshot so the next start
     // replays nothing, and signs what is unsigned.
     on_stop.service.shutdown().await;

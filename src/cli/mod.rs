@@ -45,6 +45,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: the size of `Serve`'s options costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Game plans: lint, list, show, hash, diff.
@@ -100,6 +102,17 @@ pub enum Command {
         /// is answered 503 `outcome_unknown` (a retry with the same Idempotency-Key tells).
         #[arg(long, env = "PITBOSS_WRITE_DEADLINE_MS", default_value_t = crate::service::SUBMIT_DEADLINE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
         write_deadline_ms: u64,
+        /// Where the other nodes on the same PostgreSQL reach this one, e.g.
+        /// `http://10.0.0.5:8080` (`auto`: `http://` and the address bound). With it, a node
+        /// whose log another node writes starts as a standby that forwards every request to
+        /// that node and takes the log over once its lease runs out; without it, such a node
+        /// refuses to start.
+        #[arg(long, env = "PITBOSS_NODE_URL")]
+        node_url: Option<String>,
+        /// Milliseconds the writer's lease lasts after its last renewal (PostgreSQL): a
+        /// standby takes the log of a node that stopped renewing over after this long.
+        #[arg(long, env = "PITBOSS_LEASE_MS", default_value_t = crate::store::lease::DEFAULT_LEASE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(300..=600_000))]
+        lease_ms: u64,
         #[command(flatten)]
         limits: LimitArgs,
         #[command(flatten)]
@@ -287,6 +300,8 @@ pub fn run(cli: Cli) -> ExitCode {
             snapshot_every,
             snapshot_interval_s,
             write_deadline_ms,
+            node_url,
+            lease_ms,
             regulator,
             witnesses,
         } => {
@@ -326,6 +341,8 @@ pub fn run(cli: Cli) -> ExitCode {
                     Ok(w) => w,
                     Err(e) => return fail(e),
                 },
+                node_url,
+                lease: std::time::Duration::from_millis(lease_ms),
             };
             match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -67,6 +67,23 @@ pub const MAX_BATCH_COMMANDS: usize = 1024;
 pub const QUEUE_CAPACITY: usize = 16_384;
 /// Checkpoints are signed at least this often while entries are pending.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The exit code of a node that stopped because another node took its lease over.
+pub const EXIT_FENCED: i32 = 75;
+
+fn fenced_detail(holder: &store::lease::Holder) -> String {
+    let at = holder
+        .address
+        .as_deref()
+        .map(|a| format!(" at {a}"))
+        .unwrap_or_default();
+    format!(
+        "this node no longer writes the log: another node ({}{at}, lease token {}) took its \
+         lease over; nothing of this request was recorded by this node, retry with the same \
+         Idempotency-Key",
+        holder.holder, holder.token
+    )
+}
 /// How long the writer waits for more work, with a batch in flight, before it collects that
 /// batch's outcome.
 const IN_FLIGHT_POLL: Duration = Duration::from_millis(2);
@@ -591,6 +608,9 @@ impl Service {
         let key = crate::keyfile::load_or_create(key_path).map_err(|e| key_err(e.detail))?;
         let mut conn = store::connect(&url)?;
         let guard = store::lease::acquire(&url, &mut conn).map_err(StartError::Locked)?;
+        // Until the writer runs and renews it, the lease is renewed aside: a start may last
+        // longer than the lease, and a standby would take the log over meanwhile.
+        let keeper = store::lease::Keeper::start(&url, &guard);
         let origin = crate::origin::resolve(
             origin,
             stored_origin(&mut conn)?.as_deref(),
@@ -720,6 +740,11 @@ impl Service {
         writer.checkpoint_if_pending().map_err(StartError::Replay)?;
         // Each witness's thread starts with the latest stored checkpoint.
         writer.witnesses = witnessing::start(&url, &witnesses, &metrics.witnesses)?;
+        drop(keeper);
+        // The writer renews at its first pause.
+        writer.lease_renewed = Instant::now()
+            .checked_sub(store::lease::duration())
+            .unwrap_or_else(Instant::now);
         std::thread::Builder::new()
             .name("pitboss-writer".into())
             .spawn(move || writer.run(rx))?;
@@ -1238,6 +1263,7 @@ impl Writer {
     fn run(&mut self, rx: Receiver<Msg>) {
         loop {
             self.void_expired_rounds();
+            self.renew_lease_if_due();
             // With a batch in flight, wait only briefly for more work: an idle writer then
             // collects the outcome (and answers a failed batch's commands) at once.
             let wait = if self.in_flight {
@@ -1252,7 +1278,7 @@ impl Writer {
                     continue;
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    self.renew_lease_if_idle();
+                    self.renew_lease_if_due();
                     let _ = self.checkpoint_if_pending();
                     self.snapshot_if_due(false);
                     if self.metrics.health.is_store_down() {
@@ -1884,6 +1910,11 @@ impl Writer {
                     .storage_failures
                     .fetch_add(1, Ordering::Relaxed);
                 self.metrics.health.store_failed(&detail);
+                if let Some(holder) = self.lease_taken_over() {
+                    // Refused by the fencing token: nothing of the batch was written.
+                    self.fail_batch(pending, None, &fenced_detail(&holder));
+                    self.stop_fenced(&holder);
+                }
                 // A connection lost during COMMIT leaves its outcome unknown: the log as
                 // reloaded says whether the batch is in it, and so what its commands are told.
                 self.reload();
@@ -2016,12 +2047,17 @@ impl Writer {
         result
     }
 
-    /// Keeps the PostgreSQL lease alive while no batch renews it (a file lock needs nothing).
-    fn renew_lease_if_idle(&mut self) {
-        self.settle();
+    /// Keeps the PostgreSQL lease alive while no batch renews it (a file lock needs nothing):
+    /// when idle, and when busy with commands that commit nothing (retries answered from
+    /// their records, refusals not logged), or the lease would run out under load.
+    fn renew_lease_if_due(&mut self) {
         if !matches!(self.guard, store::lease::WriterGuard::Lease { .. })
-            || self.lease_renewed.elapsed() < store::lease::LEASE / 3
+            || self.lease_renewed.elapsed() < store::lease::duration() / 3
         {
+            return;
+        }
+        // A batch in flight renews it when committed.
+        if self.settle() && self.lease_renewed.elapsed() < store::lease::duration() / 3 {
             return;
         }
         let guard = &self.guard;
@@ -2032,8 +2068,36 @@ impl Writer {
                     .storage_failures
                     .fetch_add(1, Ordering::Relaxed);
                 eprintln!("pitboss: renewing the writer's lease: {e}");
+                if let Some(holder) = self.lease_taken_over() {
+                    self.stop_fenced(&holder);
+                }
             }
         }
+    }
+
+    /// After a refused write or renewal: the lease as stored, when another node has taken it
+    /// over (a later token). `None` while this node still holds it, with a file lock, or when
+    /// the store cannot say (then the usual failure handling goes on).
+    fn lease_taken_over(&self) -> Option<store::lease::Holder> {
+        let token = self.guard.token()?;
+        let mut conn = store::connect(&self.url).ok()?;
+        store::lease::peek(&mut conn)
+            .ok()
+            .flatten()
+            .filter(|h| h.token != token)
+    }
+
+    /// This node no longer writes the log: another node holds its lease. Fail-stop: the
+    /// process ends (exit code [`EXIT_FENCED`]) with what it has answered, so that nothing it
+    /// holds in memory is served or written any more; a supervisor restarts it, as a standby
+    /// when it has `--node-url`.
+    fn stop_fenced(&self, holder: &store::lease::Holder) -> ! {
+        let detail = fenced_detail(holder);
+        tracing::error!(detail, "fenced: stopping");
+        eprintln!("pitboss: {detail}; stopping");
+        // The answers just given reach their requests before the process ends.
+        std::thread::sleep(Duration::from_millis(300));
+        std::process::exit(EXIT_FENCED)
     }
 
     /// While the store is down: one small write transaction; if it commits, the store takes

@@ -60,15 +60,23 @@ fn size_limit() -> i64 {
 /// and once to the WAL. (A larger page cache than SQLite's 2 MiB was tried: no gain measured,
 /// and memory that grows with the database.) When such a connection starts the WAL over after
 /// the checkpointer's `RESTART`, it cuts the file back to the bound (`journal_size_limit`).
+///
+/// On PostgreSQL: a transaction left idle for longer than the writer's lease is ended by the
+/// server (`idle_in_transaction_session_timeout`), so a writer frozen inside a batch's
+/// transaction (a stopped process, a paused VM) does not hold the lease's row, and with it
+/// the standby that takes its log over, for longer than that.
 pub fn for_writing(conn: &mut DbConnection) -> QueryResult<()> {
-    if let DbConnection::Sqlite(c) = conn {
-        c.batch_execute(&format!(
+    match conn {
+        DbConnection::Sqlite(c) => c.batch_execute(&format!(
             "PRAGMA wal_autocheckpoint = 0; PRAGMA temp_store = MEMORY; \
              PRAGMA journal_size_limit = {}",
             size_limit()
-        ))?;
+        )),
+        DbConnection::Pg(c) => c.batch_execute(&format!(
+            "SET idle_in_transaction_session_timeout = {}",
+            store::lease::duration().as_millis()
+        )),
     }
-    Ok(())
 }
 
 /// What `wal_checkpoint` reports that the metrics show (it also reports `busy` and

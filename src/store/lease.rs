@@ -7,10 +7,13 @@
 //!   holds it.
 //! - **PostgreSQL**: a lease row (`writer_lease`) with a fencing token, renewed while the
 //!   writer runs and checked in every batch's transaction, so a writer whose lease another node
-//!   has taken over can no longer commit. A lease runs out [`LEASE`] after its last renewal; a
+//!   has taken over can no longer commit. A lease runs out [`duration`] after its last renewal; a
 //!   lease whose holder is a process of this host that no longer exists is taken over at once
-//!   (a restart after a crash need not wait). Only plain SQL (no advisory locks): the several-
-//!   node design builds on the same row.
+//!   (a restart after a crash need not wait). Only plain SQL (no advisory locks).
+//!
+//! Several nodes on one PostgreSQL (`serve --node-url`): the holder writes where the others
+//! reach it (`address`); a node that finds the lease held waits as a standby, forwarding
+//! requests to that address ([`peek`]), and takes the lease over once it has run out.
 
 use std::io::{Read, Seek, Write};
 use std::time::Duration;
@@ -20,8 +23,36 @@ use diesel::sql_types::{BigInt, Bool, Text};
 
 use super::{DatabaseUrl, DbConnection};
 
-/// How long a PostgreSQL lease lasts after its last renewal.
-pub const LEASE: Duration = Duration::from_secs(15);
+/// How long a PostgreSQL lease lasts after its last renewal, unless configured
+/// ([`set_duration`], `serve --lease-ms`): a standby takes a dead writer's log over this long
+/// after the writer's last renewal (at once when the holder was a process of the same host).
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(3);
+
+static LEASE: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+
+/// Sets the lease's duration for this process (once, before the writer starts; later calls
+/// are ignored).
+pub fn set_duration(d: Duration) {
+    let _ = LEASE.set(d.max(Duration::from_millis(300)));
+}
+
+/// The lease's duration ([`DEFAULT_LEASE`] unless [`set_duration`] said otherwise).
+pub fn duration() -> Duration {
+    *LEASE.get_or_init(|| DEFAULT_LEASE)
+}
+
+/// Where this node says it can be reached (`serve --node-url`), written into the lease it
+/// holds.
+static ADDRESS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Sets this node's address (once).
+pub fn set_address(url: &str) {
+    let _ = ADDRESS.set(url.trim_end_matches('/').to_string());
+}
+
+fn address() -> Option<&'static str> {
+    ADDRESS.get().map(String::as_str)
+}
 
 /// What the writer holds while it runs.
 #[derive(Debug)]
@@ -100,14 +131,39 @@ fn lock_file(db: &str) -> Result<WriterGuard, String> {
     }
 }
 
-#[derive(QueryableByName)]
-struct Row {
+/// The lease as stored: who holds it, where it is reached, its token, whether it is live.
+#[derive(QueryableByName, Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
     #[diesel(sql_type = Text)]
-    holder: String,
+    pub holder: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
+    pub address: Option<String>,
     #[diesel(sql_type = BigInt)]
-    token: i64,
+    pub token: i64,
     #[diesel(sql_type = Bool)]
-    live: bool,
+    pub live: bool,
+}
+
+impl Holder {
+    /// Whether a node may take the lease now: it ran out, or its holder is a process of
+    /// this host that no longer exists.
+    pub fn is_free(&self) -> bool {
+        !self.live || holder_is_gone(&self.holder)
+    }
+}
+
+/// The PostgreSQL lease as it stands (none before any node took it). Reads without locking.
+pub fn peek(conn: &mut DbConnection) -> Result<Option<Holder>, diesel::result::Error> {
+    let rows: Vec<Holder> = diesel::sql_query(
+        "SELECT holder, address, token, expires_at > now() AS live FROM writer_lease WHERE id = 1",
+    )
+    .load(conn)?;
+    Ok(rows.into_iter().next())
+}
+
+/// Whether the lease still carries `token` (no other node has taken it over since).
+pub fn holds(token: i64, conn: &mut DbConnection) -> Result<bool, diesel::result::Error> {
+    Ok(peek(conn)?.is_some_and(|h| h.token == token))
 }
 
 enum LeaseError {
@@ -122,43 +178,56 @@ impl From<diesel::result::Error> for LeaseError {
 }
 
 fn take_lease(conn: &mut DbConnection) -> Result<WriterGuard, String> {
-    let secs = LEASE.as_secs() as i64;
+    let ms = duration().as_millis() as i64;
     let me = me();
     let taken = conn.transaction::<_, LeaseError, _>(|c| {
-        let rows: Vec<Row> = diesel::sql_query(
-            "SELECT holder, token, expires_at > now() AS live FROM writer_lease WHERE id = 1 FOR UPDATE",
+        // A writer frozen inside its batch's transaction holds the row until the database
+        // ends its session: wait for it a moment only, and try again later.
+        diesel::sql_query("SET LOCAL lock_timeout = '1s'").execute(c)?;
+        let rows: Vec<Holder> = diesel::sql_query(
+            "SELECT holder, address, token, expires_at > now() AS live FROM writer_lease \
+             WHERE id = 1 FOR UPDATE",
         )
         .load(c)?;
         let token = match rows.first() {
             None => {
                 diesel::sql_query(
-                    "INSERT INTO writer_lease (id, holder, token, expires_at) \
-                     VALUES (1, $1, 1, now() + make_interval(secs => $2))",
+                    "INSERT INTO writer_lease (id, holder, token, expires_at, address) \
+                     VALUES (1, $1, 1, now() + make_interval(secs => $2 / 1000.0), $3)",
                 )
                 .bind::<Text, _>(&me)
-                .bind::<BigInt, _>(secs)
+                .bind::<BigInt, _>(ms)
+                .bind::<diesel::sql_types::Nullable<Text>, _>(address())
                 .execute(c)?;
                 1
             }
-            Some(r) if r.live && !holder_is_gone(&r.holder) => {
+            Some(r) if !r.is_free() => {
+                let at = r
+                    .address
+                    .as_deref()
+                    .map(|a| format!(", reached at {a}"))
+                    .unwrap_or_default();
                 return Err(LeaseError::Held(format!(
-                    "this database's log is being written by another pitboss serve ({}, lease \
-                     token {}); one writer per log: stop that one first, or wait until its lease \
-                     runs out ({} s after its last renewal)",
+                    "this database's log is being written by another pitboss serve ({}{at}, \
+                     lease token {}); one writer per log: stop that one first, wait until its \
+                     lease runs out ({} ms after its last renewal), or give this one \
+                     --node-url to wait as a standby that forwards to it",
                     r.holder,
                     r.token,
-                    LEASE.as_secs()
+                    duration().as_millis()
                 )));
             }
             Some(r) => {
                 let token = r.token + 1;
                 diesel::sql_query(
                     "UPDATE writer_lease SET holder = $1, token = $2, \
-                     expires_at = now() + make_interval(secs => $3) WHERE id = 1",
+                     expires_at = now() + make_interval(secs => $3 / 1000.0), address = $4 \
+                     WHERE id = 1",
                 )
                 .bind::<Text, _>(&me)
                 .bind::<BigInt, _>(token)
-                .bind::<BigInt, _>(secs)
+                .bind::<BigInt, _>(ms)
+                .bind::<diesel::sql_types::Nullable<Text>, _>(address())
                 .execute(c)?;
                 token
             }
@@ -195,10 +264,10 @@ pub fn renew_token(token: Option<i64>, c: &mut DbConnection) -> Result<(), diese
         return Ok(());
     };
     let n = diesel::sql_query(
-        "UPDATE writer_lease SET expires_at = now() + make_interval(secs => $1) \
+        "UPDATE writer_lease SET expires_at = now() + make_interval(secs => $1 / 1000.0) \
          WHERE id = 1 AND token = $2",
     )
-    .bind::<BigInt, _>(LEASE.as_secs() as i64)
+    .bind::<BigInt, _>(duration().as_millis() as i64)
     .bind::<BigInt, _>(*token)
     .execute(c)?;
     if n == 1 {
@@ -211,5 +280,59 @@ pub fn renew_token(token: Option<i64>, c: &mut DbConnection) -> Result<(), diese
             )
             .into(),
         ))
+    }
+}
+
+/// Renews a lease from a thread of its own until dropped: while a node that has just taken
+/// the lease starts (the replay of the log's tail, the checkpoint at start), which may last
+/// longer than the lease, before its writer renews it.
+pub struct Keeper {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Keeper {
+    /// Keeps the lease of `guard` on `url` (nothing to do for a file lock).
+    pub fn start(url: &DatabaseUrl, guard: &WriterGuard) -> Keeper {
+        let (Some(token), DatabaseUrl::Postgres(_)) = (guard.token(), url) else {
+            return Keeper {
+                stop: None,
+                thread: None,
+            };
+        };
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let url = url.clone();
+        let thread = std::thread::Builder::new()
+            .name("pitboss-lease".into())
+            .spawn(move || {
+                let mut conn = None;
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(duration() / 3)
+                {
+                    if conn.is_none() {
+                        conn = super::connect(&url).ok();
+                    }
+                    if let Some(c) = conn.as_mut() {
+                        if let Err(e) = renew_token(Some(token), c) {
+                            tracing::warn!(error = %e, "renewing the lease while starting");
+                            conn = None;
+                        }
+                    }
+                }
+            })
+            .ok();
+        Keeper {
+            stop: Some(stop),
+            thread,
+        }
+    }
+}
+
+impl Drop for Keeper {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }

@@ -23,6 +23,7 @@ mod interrupted;
 mod isolation;
 mod keys;
 mod listings;
+mod nodes;
 mod observe;
 mod openapi_tools;
 mod plan_blackjack;

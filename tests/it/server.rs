@@ -191,11 +191,22 @@ impl TestServer {
         let stdout = child.stdout.take().expect("piped stdout");
         let mut lines = BufReader::new(stdout).lines();
         let mut admin_key = None;
+        let mut starting = None;
         let base = loop {
             match lines.next() {
                 Some(Ok(line)) => {
                     if let Some(addr) = line.strip_prefix("listening on ") {
                         break addr.trim().to_string();
+                    }
+                    if let Some(addr) = line.strip_prefix("starting on ") {
+                        starting = Some(addr.trim().to_string());
+                    }
+                    // A node started with `--node-url` whose log another node writes answers
+                    // as its standby (issue 17).
+                    if line.starts_with("standby: the log is written by") {
+                        if let Some(addr) = starting.take() {
+                            break addr;
+                        }
                     }
                     if let Some(k) = line.split("store it now): ").nth(1) {
                         admin_key = Some(k.trim().to_string());
@@ -330,6 +341,30 @@ impl TestServer {
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("pitboss serve did not stop within 20 s of SIGTERM");
+    }
+
+    /// Waits for the server's process to end by itself; its exit code (`None` if it is still
+    /// running after `within`).
+    #[allow(dead_code)]
+    pub fn wait_exit(&mut self, within: Duration) -> Option<Option<i32>> {
+        let deadline = std::time::Instant::now() + within;
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status.code());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    /// Sends a signal to the server's process (`STOP`, `CONT`, …).
+    #[allow(dead_code)]
+    pub fn signal(&self, signal: &str) {
+        let ok = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill -{signal}");
     }
 
     pub fn kill(&mut self) {

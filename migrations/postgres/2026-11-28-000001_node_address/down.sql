@@ -1,0 +1,1 @@
+ALTER TABLE writer_lease DROP COLUMN address;

@@ -1,0 +1,357 @@
+//! A node that does not write the log (issue 17): several `pitboss serve --node-url …` on one
+//! PostgreSQL, one of which holds the log's lease and writes it ([`crate::store::lease`]).
+//! The others wait as standbys on their own port:
+//!
+//! - every request but the node's own `/healthz`, `/readyz` and `/metrics` is forwarded, as
+//!   received (method, path, headers, body; the Idempotency-Key with them), to the node that
+//!   holds the lease, at the address it wrote into it; its answer is passed back as it came,
+//!   with `Pitboss-Writer: <its address>` added, so a client may also send there directly;
+//! - when the writer cannot be reached, the answer is `503` with `Retry-After`, saying whether
+//!   the request reached it (then only a retry with the same Idempotency-Key tells whether it
+//!   was recorded) or not (nothing recorded);
+//! - the standby reads the lease every [`POLL`]; once it has run out (or its holder was a
+//!   process of this host that is gone), [`wait`] returns and the caller takes the lease over
+//!   and starts the service from the store (snapshot + tail), on the same listening socket,
+//!   before this server stops: no connection is refused in between.
+//!
+//! A request forwarded once is not forwarded again (`Pitboss-Forwarded-By`): two standbys that
+//! each think the other writes answer `503` instead of passing a request back and forth.
+
+use std::net::TcpListener;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use actix_web::dev::ServerHandle;
+use actix_web::http::header::{self, HeaderName};
+use actix_web::http::StatusCode;
+use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+
+use super::dto::Health;
+use super::problem::Problem;
+use crate::store::lease::Holder;
+use crate::store::{self, DatabaseUrl};
+
+/// How often a standby reads the lease.
+pub const POLL: Duration = Duration::from_millis(200);
+
+/// Set on a request a standby forwards (its value: the standby's address).
+pub const FORWARDED_BY: &str = "pitboss-forwarded-by";
+/// Set on every answer a standby passes back: the address of the node that wrote it.
+pub const WRITER: &str = "pitboss-writer";
+
+/// What the standby's handlers share.
+pub struct Shared {
+    /// This node's address (`--node-url`).
+    me: String,
+    /// The lease as last read (none before any node took it, or while it cannot be read).
+    leader: RwLock<Option<Holder>>,
+    plans: usize,
+    /// How long a forwarded request may take.
+    deadline: Duration,
+    /// `pitboss_standby_forwarded_total{outcome}`: `answered` (the writer's answer passed
+    /// back), `unreachable` (not sent: nothing recorded), `unknown` (sent, no answer),
+    /// `refused` (not forwarded: no writer known, or forwarded here already).
+    forwarded: Family<[(&'static str, &'static str); 1], Counter>,
+    registry: prometheus_client::registry::Registry,
+}
+
+impl Shared {
+    fn leader(&self) -> Option<Holder> {
+        self.leader.read().expect("leader lock").clone()
+    }
+
+    fn count(&self, outcome: &'static str) {
+        self.forwarded.get_or_create(&[("outcome", outcome)]).inc();
+    }
+}
+
+/// A standby server running on the node's listening socket; [`Running::stop`] ends it once
+/// the service has taken the socket over.
+pub struct Running {
+    handle: ServerHandle,
+    done: actix_web::rt::task::JoinHandle<std::io::Result<()>>,
+    shared: Arc<Shared>,
+}
+
+impl Running {
+    /// Stops answering (requests in flight are finished first).
+    pub async fn stop(self) {
+        self.handle.stop(true).await;
+        let _ = self.done.await;
+    }
+}
+
+/// What became of a wait.
+pub enum Waited {
+    /// The lease looks free: take it over (the standby keeps answering meanwhile).
+    LeaseFree(Running),
+    /// The server was stopped (SIGINT, SIGTERM): the node ends.
+    Stopped,
+}
+
+/// Answers as a standby on `listener` (starting a server unless `running` is one) until the
+/// log's lease looks free or the server is stopped.
+pub async fn wait(
+    listener: &TcpListener,
+    url: &DatabaseUrl,
+    me: &str,
+    plans: usize,
+    deadline: Duration,
+    running: Option<Running>,
+) -> Result<Waited, String> {
+    let running = match running {
+        Some(r) => r,
+        None => start(listener, me, plans, deadline)?,
+    };
+    let url = url.clone();
+    let mut conn: Option<store::DbConnection> = None;
+    let mut said: Option<(i64, Option<String>)> = None;
+    loop {
+        if running.done.is_finished() {
+            return Ok(Waited::Stopped);
+        }
+        let read = {
+            let url = url.clone();
+            let mut c = conn.take();
+            web::block(move || {
+                let open = match c.as_mut() {
+                    Some(open) => open,
+                    None => c.insert(store::connect(&url).map_err(|e| e.to_string())?),
+                };
+                let h = store::lease::peek(open).map_err(|e| e.to_string())?;
+                Ok::<_, String>((c, h))
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r)
+        };
+        match read {
+            Ok((c, holder)) => {
+                conn = c;
+                let free = holder.as_ref().is_none_or(Holder::is_free);
+                if let Some(h) = &holder {
+                    let now = (h.token, h.address.clone());
+                    if said.as_ref() != Some(&now) {
+                        println!(
+                            "standby: the log is written by {} (lease token {}, reached at {})",
+                            h.holder,
+                            h.token,
+                            h.address.as_deref().unwrap_or("no address")
+                        );
+                        said = Some(now);
+                    }
+                }
+                *running.shared.leader.write().expect("leader lock") = holder;
+                if free {
+                    return Ok(Waited::LeaseFree(running));
+                }
+            }
+            // The store cannot be read now: requests go to the holder last read; try again
+            // (a new connection).
+            Err(e) => tracing::warn!(error = %e, "standby: cannot read the writer's lease"),
+        }
+        actix_web::rt::time::sleep(POLL).await;
+    }
+}
+
+fn start(
+    listener: &TcpListener,
+    me: &str,
+    plans: usize,
+    deadline: Duration,
+) -> Result<Running, String> {
+    let forwarded = Family::default();
+    let mut registry = prometheus_client::registry::Registry::default();
+    registry.register(
+        "pitboss_node_writer",
+        "1 on the node that writes the log, 0 on a standby",
+        ConstGauge::new(0i64),
+    );
+    registry.register(
+        "pitboss_standby_forwarded",
+        "Requests this standby received for the writer, by outcome",
+        forwarded.clone(),
+    );
+    let shared = Arc::new(Shared {
+        me: me.trim_end_matches('/').to_string(),
+        leader: RwLock::new(None),
+        plans,
+        deadline,
+        forwarded,
+        registry,
+    });
+    let data = web::Data::from(shared.clone());
+    let listener = listener.try_clone().map_err(|e| e.to_string())?;
+    let server = HttpServer::new(move || {
+        let client = awc::Client::builder()
+            .disable_redirects()
+            .timeout(data.deadline)
+            .finish();
+        App::new()
+            .wrap(
+                actix_web::middleware::ErrorHandlers::new()
+                    .default_handler(super::problem::problemize),
+            )
+            .app_data(data.clone())
+            .app_data(web::Data::new(client))
+            .app_data(web::PayloadConfig::new(super::startup::MAX_BODY_BYTES))
+            .route("/healthz", web::get().to(healthz))
+            .route("/readyz", web::get().to(readyz))
+            .route("/metrics", web::get().to(metrics))
+            .default_service(web::to(forward))
+    })
+    .listen(listener)
+    .map_err(|e| e.to_string())?
+    .run();
+    let handle = server.handle();
+    let done = actix_web::rt::spawn(server);
+    Ok(Running {
+        handle,
+        done,
+        shared,
+    })
+}
+
+async fn healthz(shared: web::Data<Shared>) -> HttpResponse {
+    HttpResponse::Ok().json(Health {
+        status: "standby".to_string(),
+        plans: shared.plans,
+        log_entries: 0,
+    })
+}
+
+/// Ready while a live writer with an address is known: requests sent here reach it.
+async fn readyz(shared: web::Data<Shared>) -> Result<HttpResponse, Problem> {
+    match shared.leader() {
+        Some(h) if h.live && h.address.is_some() => Ok(HttpResponse::Ok().json(Health {
+            status: "standby".to_string(),
+            plans: shared.plans,
+            log_entries: 0,
+        })),
+        _ => {
+            let mut p = Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "not_ready",
+                "Service unavailable",
+                "this node is a standby and no node that writes the log is known now (its \
+                 lease ran out, or the store cannot be read); one takes it over within the \
+                 lease's duration",
+            );
+            p.retry_after_s = Some(1);
+            Err(p)
+        }
+    }
+}
+
+async fn metrics(shared: web::Data<Shared>) -> HttpResponse {
+    let mut out = String::new();
+    prometheus_client::encoding::prometheus_text::encode(&mut out, &shared.registry)
+        .expect("writing to a String does not fail");
+    HttpResponse::Ok()
+        .content_type(crate::observe::PROMETHEUS_TEXT)
+        .body(out)
+}
+
+/// Headers that belong to one connection and are not passed on.
+fn hop_by_hop(name: &HeaderName) -> bool {
+    name == header::CONNECTION
+        || name == header::TRANSFER_ENCODING
+        || name == header::TE
+        || name == header::TRAILER
+        || name == header::UPGRADE
+        || name == header::CONTENT_LENGTH
+        || name.as_str() == "keep-alive"
+        || name.as_str() == "proxy-connection"
+}
+
+fn unavailable(detail: String) -> Problem {
+    super::problem::unavailable(&detail)
+}
+
+async fn forward(
+    req: HttpRequest,
+    body: web::Bytes,
+    shared: web::Data<Shared>,
+    client: web::Data<awc::Client>,
+) -> Result<HttpResponse, Problem> {
+    if let Some(by) = req.headers().get(FORWARDED_BY) {
+        shared.count("refused");
+        return Err(unavailable(format!(
+            "this node is a standby: the request was forwarded here by {} and is not forwarded \
+             again; nothing was recorded, retry with the same Idempotency-Key",
+            by.to_str().unwrap_or("another node")
+        )));
+    }
+    let leader = shared.leader();
+    let Some(address) = leader.as_ref().and_then(|h| h.address.clone()) else {
+        shared.count("refused");
+        return Err(unavailable(match leader {
+            Some(h) => format!(
+                "this node is a standby and the node that writes the log ({}) gave no address \
+                 (it runs without --node-url); nothing was recorded, send the request to it",
+                h.holder
+            ),
+            None => "this node is a standby and no node writes the log now; one takes it over \
+                     within the lease's duration: nothing was recorded, retry with the same \
+                     Idempotency-Key"
+                .to_string(),
+        }));
+    };
+    if address == shared.me {
+        shared.count("refused");
+        return Err(unavailable(
+            "this node is taking the log over; nothing was recorded, retry with the same \
+             Idempotency-Key"
+                .to_string(),
+        ));
+    }
+    let target = format!(
+        "{address}{}",
+        req.uri()
+            .path_and_query()
+            .map_or_else(|| req.path(), |p| p.as_str())
+    );
+    let mut out = client.request(req.method().clone(), &target);
+    for (name, value) in req.headers() {
+        if !hop_by_hop(name) && name != header::HOST {
+            out = out.append_header((name.clone(), value.clone()));
+        }
+    }
+    out = out.insert_header((FORWARDED_BY, shared.me.as_str()));
+    if let Some(peer) = req.peer_addr() {
+        out = out.insert_header((header::FORWARDED, format!("for=\"{peer}\"")));
+    }
+    match out.send_body(body).await {
+        Ok(resp) => {
+            shared.count("answered");
+            let mut back = HttpResponse::build(resp.status());
+            for (name, value) in resp.headers() {
+                if !hop_by_hop(name) {
+                    back.append_header((name.clone(), value.clone()));
+                }
+            }
+            back.insert_header((WRITER, address));
+            Ok(back.streaming(resp))
+        }
+        Err(awc::error::SendRequestError::Connect(e)) => {
+            shared.count("unreachable");
+            Err(unavailable(format!(
+                "this node is a standby and the node that writes the log cannot be reached at \
+                 {address} ({e}); nothing was recorded, retry with the same Idempotency-Key \
+                 (another node takes the log over once its lease runs out)"
+            )))
+        }
+        Err(e) => {
+            shared.count("unknown");
+            Err(unavailable(format!(
+                "this node is a standby; the request was sent to the node that writes the log \
+                 at {address}, which did not answer ({e}): whether it was recorded is not known \
+                 here; retry with the same Idempotency-Key, which gives the first answer or \
+                 records it once"
+            )))
+        }
+    }
+}

@@ -1,0 +1,460 @@
+//! Several nodes on one PostgreSQL (issue 17): every node started with `--node-url` accepts
+//! any request; the one that holds the log's lease writes it, the others forward to it, and
+//! one of them takes the log over when the writer dies (SIGKILL) or stops renewing its lease
+//! (SIGSTOP). Clients send bets at the same tables through every node, each request retried
+//! with its Idempotency-Key, on any node, while the answer is `503` or the connection fails.
+//!
+//! Checked each time: every request got a definitive answer; each round holds exactly the
+//! acknowledged bets (none lost, none twice); every request sent again with its key gets its
+//! first answer and writes nothing; the log, exported through a standby, verifies offline and
+//! replays. A writer whose lease was taken over appends nothing (the SIGSTOP test sends it a
+//! bet once it runs again) and stops.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::server::{rand_u64, Backend, Storage, TestServer, ADMIN_KEY};
+
+/// A node on `storage` that waits as a standby when another node writes the log.
+fn node(storage: &Storage) -> TestServer {
+    TestServer::spawn(
+        &crate::source::rng_plans_dir(),
+        storage,
+        &[
+            ("PITBOSS_ADMIN_KEY", ADMIN_KEY),
+            ("PITBOSS_NODE_URL", "auto"),
+        ],
+    )
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .new_agent()
+}
+
+/// One request as a client keeps it: sent again with the same key, it must get `answer`.
+#[derive(Debug, Clone)]
+struct Sent {
+    key: String,
+    path: String,
+    body: String,
+    answer: (u16, Value),
+    /// Attempts that got a 503 or no answer before the definitive one.
+    retries: u32,
+}
+
+/// One attempt: the answer, or `None` when the connection failed.
+fn attempt(base: &str, op: &str, key: &str, path: &str, body: &str) -> Option<(u16, Value)> {
+    let mut resp = agent()
+        .post(&format!("{base}{path}"))
+        .header("Content-Type", "application/json")
+        .header("Authorization", &format!("Bearer {op}"))
+        .header("Idempotency-Key", key)
+        .send(body)
+        .ok()?;
+    let status = resp.status().as_u16();
+    let ctype = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let bytes = resp.body_mut().read_to_vec().ok()?;
+    crate::spec::check_reply("POST", path, status, &ctype, &bytes);
+    Some((
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    ))
+}
+
+/// Sends a command with a fresh key to `bases[first]`, retrying with the same key on the next
+/// node while the answer is `503` or the connection fails; panics if no definitive answer
+/// comes within 20 s.
+fn send(bases: &[String], first: usize, op: &str, path: &str, body: Value) -> Sent {
+    let key = format!("n-{:016x}", rand_u64());
+    let body = body.to_string();
+    let started = Instant::now();
+    let mut retries = 0;
+    let mut i = first;
+    loop {
+        match attempt(&bases[i % bases.len()], op, &key, path, &body) {
+            Some((503, _)) | None => {
+                retries += 1;
+                assert!(
+                    started.elapsed() < Duration::from_secs(20),
+                    "{path}: no definitive answer within 20 s ({retries} attempts)"
+                );
+                i += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Some(answer) => {
+                return Sent {
+                    key,
+                    path: path.to_string(),
+                    body,
+                    answer,
+                    retries,
+                }
+            }
+        }
+    }
+}
+
+/// What one client did: every request, and the bets acknowledged in each round.
+#[derive(Default)]
+struct Played {
+    sent: Vec<Sent>,
+    rounds: BTreeMap<String, BTreeSet<String>>,
+    /// When each definitive answer came (for the takeover's gap).
+    answered_at: Vec<Instant>,
+}
+
+/// Plays RNG roulette rounds at `table` until `stop` is set or `rounds` rounds are done: each
+/// round is opened, closed and drawn through one node (the next one each round), and bet on
+/// through every node at once (three one-bet requests per node).
+fn play(bases: &[String], op: &str, table: &str, rounds: usize, stop: &AtomicBool) -> Played {
+    let mut p = Played::default();
+    let record = |p: &mut Played, s: Sent| -> (u16, Value) {
+        p.answered_at.push(Instant::now());
+        let answer = s.answer.clone();
+        p.sent.push(s);
+        answer
+    };
+    for n in 0..rounds {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let dealer = n % bases.len();
+        let s = send(
+            bases,
+            dealer,
+            op,
+            &format!("/v1/tables/{table}/rounds"),
+            json!({}),
+        );
+        let (status, body) = record(&mut p, s);
+        assert_eq!(status, 201, "open round at {table}: {body}");
+        let round = body["round"].as_str().expect("round id").to_string();
+        let bettors: Vec<Vec<Sent>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..bases.len())
+                .map(|first| {
+                    let round = &round;
+                    scope.spawn(move || {
+                        (0..3)
+                            .map(|b| {
+                                let bet = json!({"bets": [{"player": format!("p{first}{b}"),
+                                    "bet": "straight", "numbers": [(n * 7 + first * 3 + b) % 37],
+                                    "stake_minor": 100}]});
+                                send(bases, first, op, &format!("/v1/rounds/{round}/bets"), bet)
+                            })
+                            .collect()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("bettor"))
+                .collect()
+        });
+        let mut acked = BTreeSet::new();
+        for s in bettors.into_iter().flatten() {
+            let (status, body) = record(&mut p, s);
+            assert_eq!(status, 200, "bet in {round}: {body}");
+            for r in body["results"].as_array().expect("results") {
+                assert_eq!(r["status"], "accepted", "{body}");
+                let id = r["bet"].as_str().expect("bet id").to_string();
+                assert!(acked.insert(id), "a bet id acknowledged twice: {body}");
+            }
+        }
+        p.rounds.insert(round.clone(), acked);
+        for event in ["close_betting", "draw"] {
+            let s = send(
+                bases,
+                dealer + 1,
+                op,
+                &format!("/v1/rounds/{round}/events"),
+                json!({"type": event}),
+            );
+            let (status, body) = record(&mut p, s);
+            assert_eq!(status, 200, "{event} in {round}: {body}");
+        }
+    }
+    p
+}
+
+/// Entries in the log not counting the snapshots the writer stored, read from the writer.
+fn log_size(writer: &TestServer) -> u64 {
+    let (s, text) = writer.get_text(None, "/metrics");
+    assert_eq!(s, 200);
+    crate::server::metric_in(&text, "pitboss_log_entries")
+        - crate::server::metric_in(&text, "pitboss_snapshots_total")
+}
+
+/// Each round read through `reader` holds exactly the acknowledged bets; every request sent
+/// again with its key gets its first answer and the log does not grow.
+fn check_played(reader: &TestServer, writer: &TestServer, op: &str, played: &[Played]) {
+    let bases = [reader.base.clone()];
+    let mut bets = 0;
+    for p in played {
+        for (round, acked) in &p.rounds {
+            let (s, _, r) = reader.get_as(Some(op), &format!("/v1/rounds/{round}"));
+            assert_eq!(s, 200, "{r}");
+            let stored: Vec<String> = r["bets"]
+                .as_array()
+                .expect("bets")
+                .iter()
+                .map(|b| b["bet"].as_str().expect("bet").to_string())
+                .collect();
+            let unique: BTreeSet<String> = stored.iter().cloned().collect();
+            assert_eq!(unique.len(), stored.len(), "a bet twice in {round}: {r}");
+            assert_eq!(&unique, acked, "round {round} ≠ its acknowledged bets");
+            bets += acked.len();
+        }
+    }
+    assert!(bets > 0, "bets were acknowledged");
+    let before = log_size(writer);
+    for p in played {
+        for s in &p.sent {
+            let again = attempt(&bases[0], op, &s.key, &s.path, &s.body).expect("an answer");
+            assert_eq!(again, s.answer, "{} sent again with its key", s.path);
+        }
+    }
+    assert_eq!(
+        log_size(writer),
+        before,
+        "a request sent again wrote to the log"
+    );
+}
+
+/// Opens `n` RNG roulette tables through `server`.
+fn open_tables(server: &TestServer, op: &str, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            let table = format!("t{i}");
+            let (s, b) = server.post(
+                op,
+                "/v1/tables",
+                json!({"table": table, "plan": "synot-roulette@1", "mode": "rng"}),
+            );
+            assert_eq!(s, 201, "{b}");
+            table
+        })
+        .collect()
+}
+
+/// The lease's fencing token: how many times a node took the log's lease.
+fn lease_token(storage: &Storage) -> i64 {
+    use diesel::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Token {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        token: i64,
+    }
+    let url = pitboss::store::DatabaseUrl::Postgres(storage.pg.as_ref().expect("pg").url.clone());
+    let mut conn = pitboss::store::connect(&url).expect("connect");
+    let rows: Vec<Token> = diesel::sql_query("SELECT token FROM writer_lease")
+        .load(&mut conn)
+        .expect("the lease");
+    rows[0].token
+}
+
+/// The node among `nodes` that says it writes the log, and how long it took to say so.
+fn wait_for_writer(nodes: &[&TestServer], within: Duration) -> (usize, Duration) {
+    let started = Instant::now();
+    while started.elapsed() < within {
+        for (i, n) in nodes.iter().enumerate() {
+            if let Ok(mut r) = agent().get(&n.url("/healthz")).call() {
+                let body: Value = r.body_mut().read_json().unwrap_or(Value::Null);
+                if body["status"] == "ok" {
+                    return (i, started.elapsed());
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("no node took the log over within {within:?}");
+}
+
+#[test]
+fn three_nodes_take_bets_at_the_same_tables_through_every_node_postgres() {
+    let storage = Storage::new(Backend::Postgres);
+    let a = node(&storage);
+    let op = a.create_key(ADMIN_KEY, "operator", Some("op1"));
+    let auditor = a.create_key(ADMIN_KEY, "auditor", None);
+    let tables = open_tables(&a, &op, 2);
+    let mut b = node(&storage);
+    let mut c = node(&storage);
+    b.skip_state_check();
+    c.skip_state_check();
+
+    // The standbys say what they are, and forward with the writer's address.
+    for n in [&b, &c] {
+        let (s, _, h) = n.get("/healthz");
+        assert_eq!((s, h["status"].as_str()), (200, Some("standby")), "{h}");
+        let (s, _, h) = n.get("/readyz");
+        assert_eq!(s, 200, "a standby that reaches the writer is ready: {h}");
+        assert_eq!(n.metric("pitboss_node_writer"), 0);
+        let r = agent().get(&n.url("/v1/plans")).call().expect("plans");
+        assert_eq!(r.status().as_u16(), 200);
+        assert_eq!(
+            r.headers()
+                .get("pitboss-writer")
+                .and_then(|v| v.to_str().ok()),
+            Some(a.base.as_str()),
+            "a forwarded answer names the writer"
+        );
+    }
+    assert_eq!(a.metric("pitboss_node_writer"), 1);
+
+    // Both tables at once, each round bet on through all three nodes at once.
+    let bases = vec![a.base.clone(), b.base.clone(), c.base.clone()];
+    let stop = Arc::new(AtomicBool::new(false));
+    let handles: Vec<_> = tables
+        .iter()
+        .map(|table| {
+            let (bases, op, stop, table) = (bases.clone(), op.clone(), stop.clone(), table.clone());
+            std::thread::spawn(move || play(&bases, &op, &table, 4, &stop))
+        })
+        .collect();
+    let played: Vec<Played> = handles
+        .into_iter()
+        .map(|h| h.join().expect("client"))
+        .collect();
+    let retried: u32 = played.iter().flat_map(|p| &p.sent).map(|s| s.retries).sum();
+    assert_eq!(
+        retried, 0,
+        "no request needed a retry while every node was up"
+    );
+    check_played(&b, &a, &op, &played);
+    // The export streams through a standby; it verifies and replays.
+    crate::replay::exported_log_verifies_and_replays(&c, &auditor);
+    let forwarded = b.metric("pitboss_standby_forwarded_total{outcome=\"answered\"}");
+    assert!(forwarded > 0, "the standby forwarded");
+    assert_eq!(lease_token(&storage), 1, "the first node wrote throughout");
+    b.kill();
+    c.kill();
+}
+
+#[test]
+fn the_writer_killed_under_load_is_taken_over_within_5_s_postgres() {
+    let storage = Storage::new(Backend::Postgres);
+    let mut a = node(&storage);
+    let op = a.create_key(ADMIN_KEY, "operator", Some("op1"));
+    let auditor = a.create_key(ADMIN_KEY, "auditor", None);
+    let tables = open_tables(&a, &op, 2);
+    let mut b = node(&storage);
+    let mut c = node(&storage);
+    a.skip_state_check();
+
+    let bases = vec![a.base.clone(), b.base.clone(), c.base.clone()];
+    let stop = Arc::new(AtomicBool::new(false));
+    let handles: Vec<_> = tables
+        .iter()
+        .map(|table| {
+            let (bases, op, stop, table) = (bases.clone(), op.clone(), stop.clone(), table.clone());
+            std::thread::spawn(move || play(&bases, &op, &table, 10_000, &stop))
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let killed_at = Instant::now();
+    a.kill(); // SIGKILL: no chance to answer, flush or give the lease back.
+    let (writer, took) = wait_for_writer(&[&b, &c], Duration::from_secs(10));
+    eprintln!(
+        "nodes: node {} took the log over {took:?} after the SIGKILL",
+        writer + 1
+    );
+    assert!(took <= Duration::from_secs(5), "takeover took {took:?}");
+    // Load goes on through the new writer and the other standby.
+    std::thread::sleep(Duration::from_millis(2000));
+    stop.store(true, Ordering::SeqCst);
+    let played: Vec<Played> = handles
+        .into_iter()
+        .map(|h| h.join().expect("client"))
+        .collect();
+    let after_kill = played
+        .iter()
+        .flat_map(|p| &p.answered_at)
+        .filter(|t| **t > killed_at)
+        .count();
+    let retried = played
+        .iter()
+        .flat_map(|p| &p.sent)
+        .filter(|s| s.retries > 0)
+        .count();
+    eprintln!("nodes: {after_kill} requests answered after the kill, {retried} needed a retry");
+    assert!(after_kill > 0, "requests were answered after the kill");
+    let writer_is_b = writer == 0;
+    let (writer, other) = if writer_is_b { (&b, &c) } else { (&c, &b) };
+    check_played(other, writer, &op, &played);
+    crate::replay::exported_log_verifies_and_replays(other, &auditor);
+    assert_eq!(lease_token(&storage), 2, "exactly one takeover");
+    // The node that was killed comes back as a standby of the new writer.
+    let mut back = node(&storage);
+    back.skip_state_check();
+    let (_, _, h) = back.get("/healthz");
+    assert_eq!(h["status"], "standby", "{h}");
+    back.kill();
+    // The writer's log is checked (snapshot + tail) when it is dropped; the other is not.
+    let other = if writer_is_b { &mut c } else { &mut b };
+    other.skip_state_check();
+    other.kill();
+}
+
+/// A writer frozen past its lease (SIGSTOP) is replaced; once it runs again it appends nothing
+/// (its batches fail the fencing token) and stops with exit code 75.
+#[test]
+fn a_writer_that_lost_its_lease_appends_nothing_and_stops_postgres() {
+    let storage = Storage::new(Backend::Postgres);
+    let mut a = node(&storage);
+    let op = a.create_key(ADMIN_KEY, "operator", Some("op1"));
+    let auditor = a.create_key(ADMIN_KEY, "auditor", None);
+    let tables = open_tables(&a, &op, 1);
+    let b = node(&storage);
+    a.skip_state_check();
+    let bases = vec![b.base.clone()];
+    let never = AtomicBool::new(false);
+    let mut played = vec![play(&bases, &op, &tables[0], 1, &never)];
+
+    a.signal("STOP");
+    let (_, took) = wait_for_writer(&[&b], Duration::from_secs(10));
+    eprintln!("nodes: the standby took the log of the stopped writer over after {took:?}");
+    assert!(
+        took <= Duration::from_secs(5),
+        "takeover took {took:?} with a 3 s lease"
+    );
+    played.push(play(&bases, &op, &tables[0], 1, &never));
+    let size = log_size(&b);
+
+    // The stale writer runs again and is sent a bet on its old idea of the table.
+    a.signal("CONT");
+    let round = played[1].rounds.keys().next().expect("a round").clone();
+    let stale = attempt(
+        &a.base,
+        &op,
+        "stale-1",
+        &format!("/v1/tables/{}/rounds", tables[0]),
+        "{}",
+    );
+    assert!(
+        !matches!(stale, Some((s, _)) if s < 300),
+        "the stale writer acknowledged a command: {stale:?}"
+    );
+    assert_eq!(
+        a.wait_exit(Duration::from_secs(10)),
+        Some(Some(75)),
+        "it stops"
+    );
+    assert_eq!(log_size(&b), size, "the stale writer appended nothing");
+    let (s, _, r) = b.get_as(Some(&op), &format!("/v1/rounds/{round}"));
+    assert_eq!(s, 200, "{r}");
+    check_played(&b, &b, &op, &played);
+    crate::replay::exported_log_verifies_and_replays(&b, &auditor);
+    assert_eq!(lease_token(&storage), 2, "exactly one takeover");
+}
