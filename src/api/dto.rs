@@ -648,7 +648,9 @@ pub struct NewKeyReply {
 #[serde(deny_unknown_fields)]
 pub struct Health {
     /// `ok` (`/healthz`: the process is up; `starting` while it replays its audit log, when
-    /// `log_entries` is not known yet and reads 0) or `ready` (`/readyz`: it can write).
+    /// `log_entries` is not known yet and reads 0) or `ready` (`/readyz`: it can write);
+    /// `standby` on a node that forwards to the node that writes the log (`serve --node-url`;
+    /// `log_entries` reads 0).
     pub status: String,
     /// Loaded plan versions.
     pub plans: usize,

@@ -51,8 +51,9 @@ USAGE (from the workspace root, after `cargo build --release`):
 
 OPTIONS
   --targets LIST         comma-separated: floor, sqlite, postgres   [floor,sqlite,postgres]
-  --url URL              drive an already running pitboss instead (target 'external');
-                         needs --admin-key
+  --url URL[,URL...]     drive an already running pitboss instead (target 'external');
+                         needs --admin-key; with several URLs (nodes of one deployment),
+                         connection i goes to the i-th modulo their number
   --admin-key KEY        admin key (or PITBOSS_ADMIN_KEY); generated when pitboss is started here
   --pitboss PATH         the pitboss binary                          [target/release/pitboss]
   --plans DIR            plan directory                              [game_plans]
@@ -911,6 +912,7 @@ impl Driver {
 }
 
 async fn run_target(opts: &Options, target: &str) -> Result<Vec<Row>, String> {
+    let mut nodes: Vec<SocketAddr> = Vec::new();
     let (mut server, addr, admin_key) = match target {
         "floor" => {
             let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -927,14 +929,21 @@ async fn run_target(opts: &Options, target: &str) -> Result<Vec<Row>, String> {
             (Some(s), addr, Some(key))
         }
         "external" => {
-            let url = opts.url.as_deref().expect("--url");
-            let host = url
-                .strip_prefix("http://")
-                .ok_or("--url must be http://HOST:PORT")?;
-            let addr: SocketAddr = host
-                .parse()
-                .map_err(|e| format!("--url {url}: {e} (give an IP address and port)"))?;
-            (None, addr, opts.admin_key.clone())
+            // Several URLs (nodes of one deployment, issue 17): connection i goes to the
+            // i-th modulo their number; set-up goes to the first.
+            let mut addrs = Vec::new();
+            for url in opts.url.as_deref().expect("--url").split(',') {
+                let host = url
+                    .trim_end_matches('/')
+                    .strip_prefix("http://")
+                    .ok_or("--url must be http://HOST:PORT[,http://HOST:PORT…]")?;
+                let addr: SocketAddr = host
+                    .parse()
+                    .map_err(|e| format!("--url {url}: {e} (give an IP address and port)"))?;
+                addrs.push(addr);
+            }
+            nodes = addrs.clone();
+            (None, addrs[0], opts.admin_key.clone())
         }
         other => return Err(format!("unknown target {other}")),
     };
@@ -965,7 +974,12 @@ async fn run_target(opts: &Options, target: &str) -> Result<Vec<Row>, String> {
     let mut drivers = Vec::with_capacity(opts.connections);
     for i in 0..opts.connections {
         let mut d = Driver {
-            conn: Conn::open(addr).await?,
+            conn: Conn::open(if nodes.is_empty() {
+                addr
+            } else {
+                nodes[i % nodes.len()]
+            })
+            .await?,
             workload: workload.clone(),
             index: i,
             seq: 0,
