@@ -68,6 +68,50 @@ pub const QUEUE_CAPACITY: usize = 16_384;
 /// Checkpoints are signed at least this often while entries are pending.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
 
+/// Whether `key` (or, during a rotation, the next key beside it) signed the log's latest
+/// stored checkpoint: a node started with another key (a new data directory that generated
+/// one, a standby given the wrong file) would otherwise sign the log's next checkpoints with
+/// it, which no auditor holding the log's key accepts. A log with no checkpoint yet takes any
+/// key.
+fn signs_the_log(
+    conn: &mut DbConnection,
+    key_path: &Path,
+    key: &ed25519_dalek::SigningKey,
+) -> Result<(), String> {
+    let note: Option<String> = checkpoints::table
+        .order(checkpoints::tree_size.desc())
+        .select(checkpoints::note)
+        .limit(1)
+        .load(conn)
+        .map_err(|e| format!("reading the latest checkpoint: {e}"))?
+        .pop();
+    let Some(note) = note else {
+        return Ok(());
+    };
+    let signed = SignedCheckpoint::parse(&note)
+        .map_err(|e| format!("the latest stored checkpoint does not parse: {e}"))?;
+    let text = signed.checkpoint.text();
+    let mut keys = vec![key.verifying_key()];
+    let next = signing_key::next_path(key_path);
+    if next.exists() {
+        if let Ok(k) = crate::keyfile::load_or_create(&next) {
+            keys.push(k.verifying_key());
+        }
+    }
+    if signed
+        .signatures
+        .iter()
+        .any(|sig| keys.iter().any(|k| sig.verify(text.as_bytes(), k)))
+    {
+        return Ok(());
+    }
+    Err(format!(
+        "this key did not sign the log's latest checkpoint (size {}): it is not this log's \
+         signing key. Give the log's key (--signing-key), as every node of the log must",
+        signed.checkpoint.size
+    ))
+}
+
 /// The exit code of a node that stopped because another node took its lease over.
 pub const EXIT_FENCED: i32 = 75;
 
@@ -607,6 +651,8 @@ impl Service {
         };
         let key = crate::keyfile::load_or_create(key_path).map_err(|e| key_err(e.detail))?;
         let mut conn = store::connect(&url)?;
+        // Before the lease: a node (or a standby) with another key must not write this log.
+        signs_the_log(&mut conn, key_path, &key).map_err(key_err)?;
         let guard = store::lease::acquire(&url, &mut conn).map_err(StartError::Locked)?;
         // Until the writer runs and renews it, the lease is renewed aside: a start may last
         // longer than the lease, and a standby would take the log over meanwhile.

@@ -458,3 +458,46 @@ fn a_writer_that_lost_its_lease_appends_nothing_and_stops_postgres() {
     crate::replay::exported_log_verifies_and_replays(&b, &auditor);
     assert_eq!(lease_token(&storage), 2, "exactly one takeover");
 }
+
+/// A node given another signing key (a fresh data directory generates one) refuses to start,
+/// as a writer or a standby, before it takes the lease: it would sign the log's next
+/// checkpoints with a key no auditor of this log holds.
+#[test]
+fn a_node_with_another_signing_key_refuses_to_start_postgres() {
+    let storage = Storage::new(Backend::Postgres);
+    let a = node(&storage);
+    let op = a.create_key(ADMIN_KEY, "operator", Some("op1"));
+    open_tables(&a, &op, 1);
+    let (s, _, b) = a.post_raw(Some(ADMIN_KEY), None, "/v1/audit/checkpoint", "");
+    assert_eq!(s, 200, "a checkpoint is stored: {b}");
+    let other = tempfile::tempdir().expect("temp dir");
+    let pg = storage.pg.as_ref().expect("pg");
+    let name = pg.url.rsplit('/').next().unwrap_or("pg");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pitboss"))
+        .arg("--plans")
+        .arg(crate::source::rng_plans_dir())
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--node-url",
+            "auto",
+            "--data-dir",
+        ])
+        .arg(other.path())
+        .args(["--database-url", &pg.url])
+        .args(["--origin", &format!("pitboss.test/{name}")])
+        .env_remove("DATABASE_URL")
+        .env("PITBOSS_RTP_ROUNDS", "0")
+        .output()
+        .expect("run pitboss serve");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("not this log's signing key"),
+        "the refusal says why: {err}"
+    );
+    assert_eq!(lease_token(&storage), 1, "it never took the lease");
+    let (_, _, h) = a.get("/healthz");
+    assert_eq!(h["status"], "ok", "the writer goes on: {h}");
+}
