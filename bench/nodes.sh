@@ -70,4 +70,5 @@ t1=$(date +%s.%N)
 echo "take-over after SIGSTOP (lease 3 s): $(echo "$t1 - $t0" | bc) s"
 kill -CONT "${PIDS[$w]}"
 for _ in $(seq 1 100); do kill -0 "${PIDS[$w]}" 2>/dev/null || break; sleep 0.05; done
-wait "${PIDS[$w]}" 2>/dev/null; echo "the stopped writer, run again, exited with $?"
+rc=0; wait "${PIDS[$w]}" 2>/dev/null || rc=$?
+echo "the stopped writer, run again, exited with $rc"
