@@ -64,12 +64,13 @@ pub enum WriterGuard {
     },
 }
 
-/// Who this process is, as a holder: `pid N on HOST since TIME`.
+/// Who this process is, as a holder: `pid N on HOST boot BOOT-ID since TIME`.
 fn me() -> String {
     format!(
-        "pid {} on {} since {}",
+        "pid {} on {} boot {} since {}",
         std::process::id(),
         hostname(),
+        boot_id(),
         chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
     )
 }
@@ -80,17 +81,39 @@ fn hostname() -> String {
         .unwrap_or_else(|_| "unknown-host".into())
 }
 
+/// This boot of this machine (Linux: a UUID made at each boot).
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
 /// Whether `holder` (as [`me`] writes it) is a process of this host that no longer exists.
 fn holder_is_gone(holder: &str) -> bool {
+    holder_is_gone_on(holder, &hostname(), &boot_id(), |pid| {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+    })
+}
+
+/// [`holder_is_gone`] as seen from `host` in boot `boot`. A holder of the same host name in
+/// another boot is not judged: it is this machine before a reboot, or another machine that
+/// has the same name; its lease must run out. (Holders written before the boot id was added
+/// are judged by host and pid alone.)
+fn holder_is_gone_on(holder: &str, host: &str, boot: &str, exists: impl Fn(u32) -> bool) -> bool {
     let mut words = holder.split_whitespace();
-    let (Some("pid"), Some(pid), Some("on"), Some(host)) =
+    let (Some("pid"), Some(pid), Some("on"), Some(their_host)) =
         (words.next(), words.next(), words.next(), words.next())
     else {
         return false;
     };
-    host == hostname()
-        && pid.parse::<u32>().is_ok()
-        && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    let Ok(pid) = pid.parse::<u32>() else {
+        return false;
+    };
+    let same_boot = match (words.next(), words.next()) {
+        (Some("boot"), Some(theirs)) => theirs == boot,
+        _ => true,
+    };
+    their_host == host && same_boot && !exists(pid)
 }
 
 /// Takes the log's writer lock or lease, or says who holds it.
@@ -334,5 +357,34 @@ impl Drop for Keeper {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::holder_is_gone_on;
+
+    #[test]
+    fn a_holder_is_gone_only_when_its_process_on_this_boot_of_this_host_is() {
+        let gone = |h: &str| holder_is_gone_on(h, "vm", "b1", |pid| pid == 7);
+        assert!(gone("pid 8 on vm boot b1 since 2026-11-28T00:00:00Z"));
+        assert!(
+            !gone("pid 7 on vm boot b1 since 2026-11-28T00:00:00Z"),
+            "alive"
+        );
+        assert!(
+            !gone("pid 8 on other boot b1 since 2026-11-28T00:00:00Z"),
+            "another host"
+        );
+        assert!(
+            !gone("pid 8 on vm boot b2 since 2026-11-28T00:00:00Z"),
+            "another boot, or another machine of the same name: wait for the lease"
+        );
+        assert!(
+            gone("pid 8 on vm since 2026-11-28T00:00:00Z"),
+            "the older form"
+        );
+        assert!(!gone("pid x on vm since 2026-11-28T00:00:00Z"));
+        assert!(!gone("someone"));
     }
 }

@@ -177,7 +177,26 @@ pub fn with_deadlines(url: &str) -> String {
 }
 
 /// Applies every pending migration; returns how many ran.
+///
+/// On PostgreSQL several nodes may start at once on a new database: each migration runs in a
+/// transaction, so a node that loses the race for one fails it (the table exists) and tries
+/// again, finding it applied (up to twenty attempts, 300 ms apart).
 pub fn migrate(url: &DatabaseUrl) -> Result<usize, StoreError> {
+    let attempts = if url.is_sqlite() { 1 } else { 20 };
+    let mut tried = 0;
+    loop {
+        tried += 1;
+        match migrate_once(url) {
+            Err(StoreError::Migrate(e)) if tried < attempts => {
+                tracing::warn!(error = %e, "a migration failed; another node may be running it: trying again");
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn migrate_once(url: &DatabaseUrl) -> Result<usize, StoreError> {
     let mut conn = connect(url)?;
     let ran = match &mut conn {
         DbConnection::Sqlite(c) => c.run_pending_migrations(SQLITE_MIGRATIONS).map(|v| v.len()),

@@ -501,3 +501,46 @@ fn a_node_with_another_signing_key_refuses_to_start_postgres() {
     let (_, _, h) = a.get("/healthz");
     assert_eq!(h["status"], "ok", "the writer goes on: {h}");
 }
+
+/// Three nodes started at the same instant on a new database: the migrations race (a node
+/// that loses one tries again), one node takes the lease, the other two stand by.
+#[test]
+fn three_nodes_started_at_once_on_a_new_database_postgres() {
+    let storage = Arc::new(Storage::new(Backend::Postgres));
+    let handles: Vec<_> = (0..3)
+        .map(|_| {
+            let storage = storage.clone();
+            std::thread::spawn(move || {
+                let mut n = node(&storage);
+                n.skip_state_check();
+                n
+            })
+        })
+        .collect();
+    let nodes: Vec<TestServer> = handles
+        .into_iter()
+        .map(|h| h.join().expect("a node starts"))
+        .collect();
+    let statuses: Vec<String> = nodes
+        .iter()
+        .map(|n| {
+            let (s, _, h) = n.get("/healthz");
+            assert_eq!(s, 200, "{h}");
+            h["status"].as_str().expect("status").to_string()
+        })
+        .collect();
+    let writers = statuses.iter().filter(|s| *s == "ok").count();
+    let standbys = statuses.iter().filter(|s| *s == "standby").count();
+    assert_eq!((writers, standbys), (1, 2), "{statuses:?}");
+    assert_eq!(lease_token(&storage), 1);
+    // Every node takes a command.
+    let op = nodes[0].create_key(ADMIN_KEY, "operator", Some("op1"));
+    for (i, n) in nodes.iter().enumerate() {
+        let (s, b) = n.post(
+            &op,
+            "/v1/tables",
+            json!({"table": format!("t{i}"), "plan": "synot-roulette@1", "mode": "rng"}),
+        );
+        assert_eq!(s, 201, "through node {i}: {b}");
+    }
+}
