@@ -18,6 +18,7 @@
 //! each think the other writes answer `503` instead of passing a request back and forth.
 
 use std::net::TcpListener;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -48,6 +49,9 @@ pub struct Shared {
     me: String,
     /// The lease as last read (none before any node took it, or while it cannot be read).
     leader: RwLock<Option<Holder>>,
+    /// Whether the writer's own `/readyz` said `200` at the last read of the lease (checked
+    /// with it, [`POLL`] apart): a standby is ready only while its writer is.
+    writer_ready: std::sync::atomic::AtomicBool,
     plans: usize,
     /// How long a forwarded request may take.
     deadline: Duration,
@@ -109,6 +113,11 @@ pub async fn wait(
     let url = url.clone();
     let mut conn: Option<store::DbConnection> = None;
     let mut said: Option<(i64, Option<String>)> = None;
+    // The writer's readiness, read with a deadline shorter than the poll.
+    let probe = awc::Client::builder()
+        .disable_redirects()
+        .timeout(POLL * 2)
+        .finish();
     loop {
         if running.done.is_finished() {
             return Ok(Waited::Stopped);
@@ -144,10 +153,21 @@ pub async fn wait(
                         said = Some(now);
                     }
                 }
+                let address = holder.as_ref().and_then(|h| h.address.clone());
                 *running.shared.leader.write().expect("leader lock") = holder;
                 if free {
+                    running.shared.writer_ready.store(false, Ordering::SeqCst);
                     return Ok(Waited::LeaseFree(running));
                 }
+                let ready = match address {
+                    Some(a) => probe
+                        .get(format!("{a}/readyz"))
+                        .send()
+                        .await
+                        .is_ok_and(|r| r.status().is_success()),
+                    None => false,
+                };
+                running.shared.writer_ready.store(ready, Ordering::SeqCst);
             }
             // The store cannot be read now: requests go to the holder last read; try again
             // (a new connection).
@@ -178,6 +198,7 @@ fn start(
     let shared = Arc::new(Shared {
         me: me.trim_end_matches('/').to_string(),
         leader: RwLock::new(None),
+        writer_ready: std::sync::atomic::AtomicBool::new(false),
         plans,
         deadline,
         forwarded,
@@ -223,27 +244,38 @@ async fn healthz(shared: web::Data<Shared>) -> HttpResponse {
     })
 }
 
-/// Ready while a live writer with an address is known: requests sent here reach it.
+/// Ready while the writer is known, has an address and says it is ready (its `/readyz`, read
+/// every [`POLL`]): requests sent here reach a node that records them.
 async fn readyz(shared: web::Data<Shared>) -> Result<HttpResponse, Problem> {
-    match shared.leader() {
-        Some(h) if h.live && h.address.is_some() => Ok(HttpResponse::Ok().json(Health {
-            status: "standby".to_string(),
-            plans: shared.plans,
-            log_entries: 0,
-        })),
-        _ => {
-            let mut p = Problem::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "not_ready",
-                "Service unavailable",
-                "this node is a standby and no node that writes the log is known now (its \
-                 lease ran out, or the store cannot be read); one takes it over within the \
-                 lease's duration",
-            );
-            p.retry_after_s = Some(1);
-            Err(p)
+    let detail = match shared.leader() {
+        Some(h) if h.live && h.address.is_some() => {
+            if shared.writer_ready.load(Ordering::SeqCst) {
+                return Ok(HttpResponse::Ok().json(Health {
+                    status: "standby".to_string(),
+                    plans: shared.plans,
+                    log_entries: 0,
+                }));
+            }
+            format!(
+                "this node is a standby and the node that writes the log ({}) is not ready or \
+                 not reachable now; if it is gone, a node takes the log over once its lease \
+                 runs out",
+                h.address.as_deref().unwrap_or_default()
+            )
         }
-    }
+        _ => "this node is a standby and no node that writes the log is known now (its lease \
+              ran out, or the store cannot be read); one takes it over within the lease's \
+              duration"
+            .to_string(),
+    };
+    let mut p = Problem::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "not_ready",
+        "Service unavailable",
+        detail,
+    );
+    p.retry_after_s = Some(1);
+    Err(p)
 }
 
 async fn metrics(shared: web::Data<Shared>) -> HttpResponse {

@@ -240,11 +240,10 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
     let mut starting = Some(starting);
     let mut standby: Option<super::standby::Running> = None;
     let plan_count = plans.len();
-    let plans = Arc::new(plans);
     let service = loop {
         let started = Service::start(
             url.clone(),
-            (*plans).clone(),
+            plans.clone(),
             &key_path,
             config.origin.as_deref(),
             crate::service::StartOptions {

@@ -249,6 +249,22 @@ fn open_tables(server: &TestServer, op: &str, n: usize) -> Vec<String> {
         .collect()
 }
 
+/// Whether `/readyz` of `node` says `200` within `within`.
+fn ready_within(node: &TestServer, within: Duration) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < within {
+        if agent()
+            .get(&node.url("/readyz"))
+            .call()
+            .is_ok_and(|r| r.status().as_u16() == 200)
+        {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
 /// The lease's fencing token: how many times a node took the log's lease.
 fn lease_token(storage: &Storage) -> i64 {
     use diesel::RunQueryDsl;
@@ -298,8 +314,10 @@ fn three_nodes_take_bets_at_the_same_tables_through_every_node_postgres() {
     for n in [&b, &c] {
         let (s, _, h) = n.get("/healthz");
         assert_eq!((s, h["status"].as_str()), (200, Some("standby")), "{h}");
-        let (s, _, h) = n.get("/readyz");
-        assert_eq!(s, 200, "a standby that reaches the writer is ready: {h}");
+        assert!(
+            ready_within(n, Duration::from_secs(5)),
+            "a standby whose writer is ready is ready"
+        );
         assert_eq!(n.metric("pitboss_node_writer"), 0);
         let r = agent().get(&n.url("/v1/plans")).call().expect("plans");
         assert_eq!(r.status().as_u16(), 200);
@@ -422,8 +440,25 @@ fn a_writer_that_lost_its_lease_appends_nothing_and_stops_postgres() {
     let never = AtomicBool::new(false);
     let mut played = vec![play(&bases, &op, &tables[0], 1, &never)];
 
+    assert!(
+        ready_within(&b, Duration::from_secs(5)),
+        "the standby is ready"
+    );
     a.signal("STOP");
-    let (_, took) = wait_for_writer(&[&b], Duration::from_secs(10));
+    // The writer answers nothing: the standby stops saying it is ready before it takes over.
+    let started = Instant::now();
+    let mut unready = false;
+    while started.elapsed() < Duration::from_secs(10) && !unready {
+        let (s, _, h) = b.get("/readyz");
+        if h["status"] == "ready" {
+            break; // already the writer
+        }
+        unready = s == 503;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(unready, "the standby said 503 while its writer was frozen");
+    wait_for_writer(&[&b], Duration::from_secs(10));
+    let took = started.elapsed();
     eprintln!("nodes: the standby took the log of the stopped writer over after {took:?}");
     assert!(
         took <= Duration::from_secs(5),
