@@ -353,8 +353,9 @@ async fn forward(
         }
     }
     out = out.insert_header((FORWARDED_BY, shared.me.as_str()));
+    // Appended to whatever a proxy in front of this node said (RFC 7239 keeps a list).
     if let Some(peer) = req.peer_addr() {
-        out = out.insert_header((header::FORWARDED, format!("for=\"{peer}\"")));
+        out = out.append_header((header::FORWARDED, format!("for=\"{peer}\"")));
     }
     match out.send_body(body).await {
         Ok(resp) => {
