@@ -191,6 +191,19 @@ pub fn unavailable(detail: &str) -> Problem {
     p
 }
 
+/// The node should not be sent traffic now (`/readyz`): 503 `not_ready`, the reason in
+/// `detail`, safe to ask again.
+pub fn not_ready(detail: impl Into<String>) -> Problem {
+    let mut p = Problem::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "not_ready",
+        "Service unavailable",
+        detail,
+    );
+    p.retry_after_s = Some(1);
+    p
+}
+
 /// Longest request target (path and query) the service reads, in bytes; a longer one is
 /// answered `414 uri_too_long`. (Request lines of 64 KiB and more never reach pitboss: the
 /// HTTP parser refuses them with a bare `400` first.)

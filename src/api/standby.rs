@@ -24,14 +24,13 @@ use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
 use actix_web::http::header::{self, HeaderName};
-use actix_web::http::StatusCode;
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
 
 use super::dto::Health;
-use super::problem::Problem;
+use super::problem::{unavailable, Problem};
 use crate::store::lease::Holder;
 use crate::store::{self, DatabaseUrl};
 
@@ -236,12 +235,17 @@ fn start(
     })
 }
 
-async fn healthz(shared: web::Data<Shared>) -> HttpResponse {
-    HttpResponse::Ok().json(Health {
+/// What `/healthz` and a ready `/readyz` say on a standby (it holds no log).
+fn standby_health(shared: &Shared) -> Health {
+    Health {
         status: "standby".to_string(),
         plans: shared.plans,
         log_entries: 0,
-    })
+    }
+}
+
+async fn healthz(shared: web::Data<Shared>) -> HttpResponse {
+    HttpResponse::Ok().json(standby_health(&shared))
 }
 
 /// Ready while the writer is known, has an address and says it is ready (its `/readyz`, read
@@ -250,11 +254,7 @@ async fn readyz(shared: web::Data<Shared>) -> Result<HttpResponse, Problem> {
     let detail = match shared.leader() {
         Some(h) if h.live && h.address.is_some() => {
             if shared.writer_ready.load(Ordering::SeqCst) {
-                return Ok(HttpResponse::Ok().json(Health {
-                    status: "standby".to_string(),
-                    plans: shared.plans,
-                    log_entries: 0,
-                }));
+                return Ok(HttpResponse::Ok().json(standby_health(&shared)));
             }
             format!(
                 "this node is a standby and the node that writes the log ({}) is not ready or \
@@ -268,14 +268,7 @@ async fn readyz(shared: web::Data<Shared>) -> Result<HttpResponse, Problem> {
               duration"
             .to_string(),
     };
-    let mut p = Problem::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "not_ready",
-        "Service unavailable",
-        detail,
-    );
-    p.retry_after_s = Some(1);
-    Err(p)
+    Err(super::problem::not_ready(detail))
 }
 
 async fn metrics(shared: web::Data<Shared>) -> HttpResponse {
@@ -299,10 +292,6 @@ fn hop_by_hop(name: &HeaderName) -> bool {
         || name.as_str() == "proxy-connection"
 }
 
-fn unavailable(detail: String) -> Problem {
-    super::problem::unavailable(&detail)
-}
-
 async fn forward(
     req: HttpRequest,
     body: web::Bytes,
@@ -311,7 +300,7 @@ async fn forward(
 ) -> Result<HttpResponse, Problem> {
     if let Some(by) = req.headers().get(FORWARDED_BY) {
         shared.count("refused");
-        return Err(unavailable(format!(
+        return Err(unavailable(&format!(
             "this node is a standby: the request was forwarded here by {} and is not forwarded \
              again; nothing was recorded, retry with the same Idempotency-Key",
             by.to_str().unwrap_or("another node")
@@ -320,7 +309,7 @@ async fn forward(
     let leader = shared.leader();
     let Some(address) = leader.as_ref().and_then(|h| h.address.clone()) else {
         shared.count("refused");
-        return Err(unavailable(match leader {
+        return Err(unavailable(&match leader {
             Some(h) => format!(
                 "this node is a standby and the node that writes the log ({}) gave no address \
                  (it runs without --node-url); nothing was recorded, send the request to it",
@@ -336,8 +325,7 @@ async fn forward(
         shared.count("refused");
         return Err(unavailable(
             "this node is taking the log over; nothing was recorded, retry with the same \
-             Idempotency-Key"
-                .to_string(),
+             Idempotency-Key",
         ));
     }
     let target = format!(
@@ -371,7 +359,7 @@ async fn forward(
         }
         Err(awc::error::SendRequestError::Connect(e)) => {
             shared.count("unreachable");
-            Err(unavailable(format!(
+            Err(unavailable(&format!(
                 "this node is a standby and the node that writes the log cannot be reached at \
                  {address} ({e}); nothing was recorded, retry with the same Idempotency-Key \
                  (another node takes the log over once its lease runs out)"
@@ -379,7 +367,7 @@ async fn forward(
         }
         Err(e) => {
             shared.count("unknown");
-            Err(unavailable(format!(
+            Err(unavailable(&format!(
                 "this node is a standby; the request was sent to the node that writes the log \
                  at {address}, which did not answer ({e}): whether it was recorded is not known \
                  here; retry with the same Idempotency-Key, which gives the first answer or \

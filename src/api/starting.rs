@@ -116,12 +116,7 @@ fn answer(mut stream: TcpStream, plans: usize) {
 }
 
 fn not_ready() -> Problem {
-    let mut p = Problem::new(
-        actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
-        "not_ready",
-        "Service unavailable",
+    super::problem::not_ready(
         "the service is starting: it replays its audit log before it takes commands",
-    );
-    p.retry_after_s = Some(1);
-    p
+    )
 }

@@ -4,7 +4,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use actix_web::http::StatusCode;
 use actix_web::{get, web, App, HttpResponse, HttpServer};
 
 use super::auth::KeyRing;
@@ -116,16 +115,7 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, Problem>
                 .log_entries
                 .load(std::sync::atomic::Ordering::Relaxed),
         })),
-        Err(not_ready) => {
-            let mut p = Problem::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "not_ready",
-                "Service unavailable",
-                not_ready.detail,
-            );
-            p.retry_after_s = Some(1);
-            Err(p)
-        }
+        Err(not_ready) => Err(super::problem::not_ready(not_ready.detail)),
     }
 }
 
