@@ -67,73 +67,14 @@ pub const MAX_BATCH_COMMANDS: usize = 1024;
 pub const QUEUE_CAPACITY: usize = 16_384;
 /// Checkpoints are signed at least this often while entries are pending.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
-
-/// Whether `key` (or, during a rotation, the next key beside it) signed the log's latest
-/// stored checkpoint: a node started with another key (a new data directory that generated
-/// one, a standby given the wrong file) would otherwise sign the log's next checkpoints with
-/// it, which no auditor holding the log's key accepts. A log with no checkpoint yet takes any
-/// key.
-fn signs_the_log(
-    conn: &mut DbConnection,
-    key_path: &Path,
-    key: &ed25519_dalek::SigningKey,
-) -> Result<(), String> {
-    let note: Option<String> = checkpoints::table
-        .order(checkpoints::tree_size.desc())
-        .select(checkpoints::note)
-        .limit(1)
-        .load(conn)
-        .map_err(|e| format!("reading the latest checkpoint: {e}"))?
-        .pop();
-    let Some(note) = note else {
-        return Ok(());
-    };
-    let signed = SignedCheckpoint::parse(&note)
-        .map_err(|e| format!("the latest stored checkpoint does not parse: {e}"))?;
-    let text = signed.checkpoint.text();
-    let mut keys = vec![key.verifying_key()];
-    let next = signing_key::next_path(key_path);
-    if next.exists() {
-        if let Ok(k) = crate::keyfile::load_or_create(&next) {
-            keys.push(k.verifying_key());
-        }
-    }
-    if signed
-        .signatures
-        .iter()
-        .any(|sig| keys.iter().any(|k| sig.verify(text.as_bytes(), k)))
-    {
-        return Ok(());
-    }
-    Err(format!(
-        "this key did not sign the log's latest checkpoint (size {}): it is not this log's \
-         signing key. Give the log's key (--signing-key), as every node of the log must",
-        signed.checkpoint.size
-    ))
-}
-
-/// The exit code of a node that stopped because another node took its lease over.
-pub const EXIT_FENCED: i32 = 75;
-
-fn fenced_detail(holder: &store::lease::Holder) -> String {
-    let at = holder
-        .address
-        .as_deref()
-        .map(|a| format!(" at {a}"))
-        .unwrap_or_default();
-    format!(
-        "this node no longer writes the log: another node ({}{at}, lease token {}) took its \
-         lease over; nothing of this request was recorded by this node, retry with the same \
-         Idempotency-Key",
-        holder.holder, holder.token
-    )
-}
 /// How long the writer waits for more work, with a batch in flight, before it collects that
 /// batch's outcome.
 const IN_FLIGHT_POLL: Duration = Duration::from_millis(2);
 /// How long a request waits for the writer's answer by default; past it the request is
 /// answered 503 with its outcome unknown (a retry with the same Idempotency-Key tells).
 pub const SUBMIT_DEADLINE: Duration = Duration::from_secs(3);
+/// The exit code of a node that stopped because another node took its lease over.
+pub const EXIT_FENCED: i32 = 75;
 
 /// A change an operator asks for.
 #[derive(Debug, Clone)]
@@ -573,6 +514,69 @@ impl Default for Snapshots {
             interval: Duration::from_secs(60),
         }
     }
+}
+
+/// The note of the latest stored checkpoint (the log's own signatures; witnesses'
+/// cosignatures are stored beside it), if any.
+pub(crate) fn latest_note(conn: &mut DbConnection) -> QueryResult<Option<String>> {
+    Ok(checkpoints::table
+        .order(checkpoints::tree_size.desc())
+        .select(checkpoints::note)
+        .limit(1)
+        .load(conn)?
+        .pop())
+}
+
+/// Whether `key` (or, during a rotation, the next key beside it) signed the log's latest
+/// stored checkpoint: a node started with another key (a new data directory that generated
+/// one, a standby given the wrong file) would otherwise sign the log's next checkpoints with
+/// it, which no auditor holding the log's key accepts. A log with no checkpoint yet takes any
+/// key.
+fn signs_the_log(
+    conn: &mut DbConnection,
+    key_path: &Path,
+    key: &ed25519_dalek::SigningKey,
+) -> Result<(), String> {
+    let note = latest_note(conn).map_err(|e| format!("reading the latest checkpoint: {e}"))?;
+    let Some(note) = note else {
+        return Ok(());
+    };
+    let signed = SignedCheckpoint::parse(&note)
+        .map_err(|e| format!("the latest stored checkpoint does not parse: {e}"))?;
+    let text = signed.checkpoint.text();
+    let mut keys = vec![key.verifying_key()];
+    let next = signing_key::next_path(key_path);
+    if next.exists() {
+        if let Ok(k) = crate::keyfile::load_or_create(&next) {
+            keys.push(k.verifying_key());
+        }
+    }
+    if signed
+        .signatures
+        .iter()
+        .any(|sig| keys.iter().any(|k| sig.verify(text.as_bytes(), k)))
+    {
+        return Ok(());
+    }
+    Err(format!(
+        "this key did not sign the log's latest checkpoint (size {}): it is not this log's \
+         signing key. Give the log's key (--signing-key), as every node of the log must",
+        signed.checkpoint.size
+    ))
+}
+
+fn fenced_detail(holder: &store::lease::Holder) -> String {
+    let at = holder
+        .address
+        .as_deref()
+        .map(|a| format!(" at {a}"))
+        .unwrap_or_default();
+    format!(
+        "this node no longer writes the log: another node ({}{at}, lease token {}) took its \
+         lease over; nothing of this request was recorded by this node, retry with the same \
+         Idempotency-Key",
+        holder.holder, holder.token
+    )
 }
 
 fn now_ts(now: DateTime<Utc>) -> Timestamp {
@@ -1323,8 +1327,8 @@ impl Writer {
                     self.settle();
                     continue;
                 }
+                // (The lease is renewed at the top of the loop.)
                 Err(RecvTimeoutError::Timeout) => {
-                    self.renew_lease_if_due();
                     let _ = self.checkpoint_if_pending();
                     self.snapshot_if_due(false);
                     if self.metrics.health.is_store_down() {
@@ -2097,13 +2101,11 @@ impl Writer {
     /// when idle, and when busy with commands that commit nothing (retries answered from
     /// their records, refusals not logged), or the lease would run out under load.
     fn renew_lease_if_due(&mut self) {
-        if !matches!(self.guard, store::lease::WriterGuard::Lease { .. })
-            || self.lease_renewed.elapsed() < store::lease::duration() / 3
-        {
+        if !self.lease_due() {
             return;
         }
         // A batch in flight renews it when committed.
-        if self.settle() && self.lease_renewed.elapsed() < store::lease::duration() / 3 {
+        if self.settle() && !self.lease_due() {
             return;
         }
         let guard = &self.guard;
@@ -2119,6 +2121,12 @@ impl Writer {
                 }
             }
         }
+    }
+
+    /// Whether a PostgreSQL lease is due for renewal: a third of it has passed since the last.
+    fn lease_due(&self) -> bool {
+        matches!(self.guard, store::lease::WriterGuard::Lease { .. })
+            && self.lease_renewed.elapsed() >= store::lease::duration() / 3
     }
 
     /// After a refused write or renewal: the lease as stored, when another node has taken it
@@ -3591,11 +3599,7 @@ pub mod read {
 
     pub fn latest_checkpoint(pool: &ReadPool) -> Result<Option<SignedCheckpoint>, StoreError> {
         let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
-        let row: Option<String> = checkpoints::table
-            .order(checkpoints::tree_size.desc())
-            .select(checkpoints::note)
-            .first(&mut conn)
-            .optional()?;
+        let row = latest_note(&mut conn)?;
         with_cosignatures(&mut conn, row)
     }
 }

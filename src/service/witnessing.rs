@@ -19,7 +19,7 @@ use diesel::prelude::*;
 use pitboss_audit::cosign::CosignerVerifier;
 use pitboss_audit::note::{NoteSignature, SignedCheckpoint};
 
-use crate::store::schema::{checkpoint_cosignatures, checkpoints};
+use crate::store::schema::checkpoint_cosignatures;
 use crate::store::{self, DatabaseUrl, DbConnection, StoreError};
 use crate::witness::client::{ClientError, WitnessClient};
 
@@ -191,12 +191,7 @@ pub fn start(
         return Ok(Hub::default());
     }
     let mut conn = store::connect(url)?;
-    let latest: Option<String> = checkpoints::table
-        .order(checkpoints::tree_size.desc())
-        .select(checkpoints::note)
-        .first(&mut conn)
-        .optional()
-        .map_err(StoreError::from)?;
+    let latest = super::latest_note(&mut conn).map_err(StoreError::from)?;
     let latest = latest
         .map(|t| {
             SignedCheckpoint::parse(&t).map_err(|e| StoreError::Corrupt(format!("checkpoint: {e}")))
