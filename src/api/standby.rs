@@ -195,7 +195,7 @@ fn start(
         forwarded.clone(),
     );
     let shared = Arc::new(Shared {
-        me: me.trim_end_matches('/').to_string(),
+        me: me.to_string(),
         leader: RwLock::new(None),
         writer_ready: std::sync::atomic::AtomicBool::new(false),
         plans,

@@ -212,13 +212,13 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                 ))
             }
         },
-        other => other.map(str::to_string),
+        other => other.map(|u| u.trim_end_matches('/').to_string()),
     };
     let node_url =
-        match (&node_url, &url) {
+        match (node_url, &url) {
             (Some(u), DatabaseUrl::Postgres(_)) => {
-                store::lease::set_address(u);
-                Some(u.trim_end_matches('/').to_string())
+                store::lease::set_address(&u);
+                Some(u)
             }
             (Some(_), DatabaseUrl::Sqlite(_)) => return Err(
                 "--node-url needs PostgreSQL: several nodes share one log only there (a SQLite \

@@ -45,9 +45,9 @@ pub fn duration() -> Duration {
 /// holds.
 static ADDRESS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
-/// Sets this node's address (once).
+/// Sets this node's address (once; without a trailing `/`).
 pub fn set_address(url: &str) {
-    let _ = ADDRESS.set(url.trim_end_matches('/').to_string());
+    let _ = ADDRESS.set(url.to_string());
 }
 
 fn address() -> Option<&'static str> {
