@@ -332,12 +332,7 @@ fn send(
         .header("Idempotency-Key", &req.key)
         .send(&req.body)?;
     let status = resp.status().as_u16();
-    let content_type = resp
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
+    let content_type = crate::server::content_type(&resp);
     let bytes = resp.body_mut().read_to_vec()?;
     // A reply that arrived whole is held to the API description like every other.
     crate::spec::check_reply("POST", &req.path, status, &content_type, &bytes);

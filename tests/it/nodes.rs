@@ -60,12 +60,7 @@ fn attempt(base: &str, op: &str, key: &str, path: &str, body: &str) -> Option<(u
         .send(body)
         .ok()?;
     let status = resp.status().as_u16();
-    let ctype = resp
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
+    let ctype = crate::server::content_type(&resp);
     let bytes = resp.body_mut().read_to_vec().ok()?;
     crate::spec::check_reply("POST", path, status, &ctype, &bytes);
     Some((
@@ -189,6 +184,32 @@ fn play(bases: &[String], op: &str, table: &str, rounds: usize, stop: &AtomicBoo
     p
 }
 
+/// A client thread per table, each [`play`]ing there through `bases`.
+fn play_at_every_table(
+    bases: &[String],
+    op: &str,
+    tables: &[String],
+    rounds: usize,
+    stop: &Arc<AtomicBool>,
+) -> Vec<std::thread::JoinHandle<Played>> {
+    tables
+        .iter()
+        .map(|table| {
+            let (bases, op, stop, table) =
+                (bases.to_vec(), op.to_string(), stop.clone(), table.clone());
+            std::thread::spawn(move || play(&bases, &op, &table, rounds, &stop))
+        })
+        .collect()
+}
+
+/// What each client thread played.
+fn joined(handles: Vec<std::thread::JoinHandle<Played>>) -> Vec<Played> {
+    handles
+        .into_iter()
+        .map(|h| h.join().expect("client"))
+        .collect()
+}
+
 /// Entries in the log not counting the snapshots the writer stored, read from the writer.
 fn log_size(writer: &TestServer) -> u64 {
     let (s, text) = writer.get_text(None, "/metrics");
@@ -231,6 +252,16 @@ fn check_played(reader: &TestServer, writer: &TestServer, op: &str, played: &[Pl
         before,
         "a request sent again wrote to the log"
     );
+}
+
+/// The first node on `storage` (it takes the lease and writes), an operator's and an
+/// auditor's key, and `tables` RNG roulette tables opened through it.
+fn first_node(storage: &Storage, tables: usize) -> (TestServer, String, String, Vec<String>) {
+    let a = node(storage);
+    let op = a.create_key(ADMIN_KEY, "operator", Some("op1"));
+    let auditor = a.create_key(ADMIN_KEY, "auditor", None);
+    let tables = open_tables(&a, &op, tables);
+    (a, op, auditor, tables)
 }
 
 /// Opens `n` RNG roulette tables through `server`.
@@ -301,10 +332,7 @@ fn wait_for_writer(nodes: &[&TestServer], within: Duration) -> (usize, Duration)
 #[test]
 fn three_nodes_take_bets_at_the_same_tables_through_every_node_postgres() {
     let storage = Storage::new(Backend::Postgres);
-    let a = node(&storage);
-    let op = a.create_key(ADMIN_KEY, "operator", Some("op1"));
-    let auditor = a.create_key(ADMIN_KEY, "auditor", None);
-    let tables = open_tables(&a, &op, 2);
+    let (a, op, auditor, tables) = first_node(&storage, 2);
     let mut b = node(&storage);
     let mut c = node(&storage);
     b.skip_state_check();
@@ -334,17 +362,8 @@ fn three_nodes_take_bets_at_the_same_tables_through_every_node_postgres() {
     // Both tables at once, each round bet on through all three nodes at once.
     let bases = vec![a.base.clone(), b.base.clone(), c.base.clone()];
     let stop = Arc::new(AtomicBool::new(false));
-    let handles: Vec<_> = tables
-        .iter()
-        .map(|table| {
-            let (bases, op, stop, table) = (bases.clone(), op.clone(), stop.clone(), table.clone());
-            std::thread::spawn(move || play(&bases, &op, &table, 4, &stop))
-        })
-        .collect();
-    let played: Vec<Played> = handles
-        .into_iter()
-        .map(|h| h.join().expect("client"))
-        .collect();
+    let handles = play_at_every_table(&bases, &op, &tables, 4, &stop);
+    let played = joined(handles);
     let retried: u32 = played.iter().flat_map(|p| &p.sent).map(|s| s.retries).sum();
     assert_eq!(
         retried, 0,
@@ -363,23 +382,14 @@ fn three_nodes_take_bets_at_the_same_tables_through_every_node_postgres() {
 #[test]
 fn the_writer_killed_under_load_is_taken_over_within_5_s_postgres() {
     let storage = Storage::new(Backend::Postgres);
-    let mut a = node(&storage);
-    let op = a.create_key(ADMIN_KEY, "operator", Some("op1"));
-    let auditor = a.create_key(ADMIN_KEY, "auditor", None);
-    let tables = open_tables(&a, &op, 2);
+    let (mut a, op, auditor, tables) = first_node(&storage, 2);
     let mut b = node(&storage);
     let mut c = node(&storage);
     a.skip_state_check();
 
     let bases = vec![a.base.clone(), b.base.clone(), c.base.clone()];
     let stop = Arc::new(AtomicBool::new(false));
-    let handles: Vec<_> = tables
-        .iter()
-        .map(|table| {
-            let (bases, op, stop, table) = (bases.clone(), op.clone(), stop.clone(), table.clone());
-            std::thread::spawn(move || play(&bases, &op, &table, 10_000, &stop))
-        })
-        .collect();
+    let handles = play_at_every_table(&bases, &op, &tables, 10_000, &stop);
     std::thread::sleep(Duration::from_millis(1500));
     let killed_at = Instant::now();
     a.kill(); // SIGKILL: no chance to answer, flush or give the lease back.
@@ -392,10 +402,7 @@ fn the_writer_killed_under_load_is_taken_over_within_5_s_postgres() {
     // Load goes on through the new writer and the other standby.
     std::thread::sleep(Duration::from_millis(2000));
     stop.store(true, Ordering::SeqCst);
-    let played: Vec<Played> = handles
-        .into_iter()
-        .map(|h| h.join().expect("client"))
-        .collect();
+    let played = joined(handles);
     let after_kill = played
         .iter()
         .flat_map(|p| &p.answered_at)
@@ -430,10 +437,7 @@ fn the_writer_killed_under_load_is_taken_over_within_5_s_postgres() {
 #[test]
 fn a_writer_that_lost_its_lease_appends_nothing_and_stops_postgres() {
     let storage = Storage::new(Backend::Postgres);
-    let mut a = node(&storage);
-    let op = a.create_key(ADMIN_KEY, "operator", Some("op1"));
-    let auditor = a.create_key(ADMIN_KEY, "auditor", None);
-    let tables = open_tables(&a, &op, 1);
+    let (mut a, op, auditor, tables) = first_node(&storage, 1);
     let b = node(&storage);
     a.skip_state_check();
     let bases = vec![b.base.clone()];

@@ -400,7 +400,8 @@ fn checked(
     (status, ctype, bytes)
 }
 
-fn content_type(resp: &ureq::http::Response<ureq::Body>) -> String {
+/// The reply's `Content-Type` (empty when it has none).
+pub fn content_type(resp: &ureq::http::Response<ureq::Body>) -> String {
     resp.headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
