@@ -175,12 +175,13 @@ impl Holder {
     }
 }
 
+/// The lease's row as a [`Holder`].
+const SELECT_HOLDER: &str =
+    "SELECT holder, address, token, expires_at > now() AS live FROM writer_lease WHERE id = 1";
+
 /// The PostgreSQL lease as it stands (none before any node took it). Reads without locking.
 pub fn peek(conn: &mut DbConnection) -> Result<Option<Holder>, diesel::result::Error> {
-    let rows: Vec<Holder> = diesel::sql_query(
-        "SELECT holder, address, token, expires_at > now() AS live FROM writer_lease WHERE id = 1",
-    )
-    .load(conn)?;
+    let rows: Vec<Holder> = diesel::sql_query(SELECT_HOLDER).load(conn)?;
     Ok(rows.into_iter().next())
 }
 
@@ -207,11 +208,7 @@ fn take_lease(conn: &mut DbConnection) -> Result<WriterGuard, String> {
         // A writer frozen inside its batch's transaction holds the row until the database
         // ends its session: wait for it a moment only, and try again later.
         diesel::sql_query("SET LOCAL lock_timeout = '1s'").execute(c)?;
-        let rows: Vec<Holder> = diesel::sql_query(
-            "SELECT holder, address, token, expires_at > now() AS live FROM writer_lease \
-             WHERE id = 1 FOR UPDATE",
-        )
-        .load(c)?;
+        let rows: Vec<Holder> = diesel::sql_query(format!("{SELECT_HOLDER} FOR UPDATE")).load(c)?;
         let token = match rows.first() {
             None => {
                 diesel::sql_query(
