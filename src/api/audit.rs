@@ -14,6 +14,9 @@ use super::dto::{
 use super::problem::{unavailable, Problem};
 use super::startup::AppState;
 use crate::service::read;
+use crate::store::ReadPool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 const READERS: &[Role] = &[Role::Auditor, Role::Regulator, Role::Admin];
 
@@ -22,6 +25,100 @@ pub const MAX_PAGE: i64 = crate::service::feed::MAX_PAGE;
 
 /// The largest sequence number of the log format (audit/FORMAT.md §1.1).
 const MAX_SEQ: u64 = (1 << 53) - 1;
+
+/// Where a node reads the audit log from for the read routes (entries, the daily summary,
+/// checkpoints, proofs): the store it reads (the primary, or a PostgreSQL read replica with
+/// `serve --read-database-url`) and how many entries that store holds committed.
+///
+/// The count bounds what a listing promises (its `next` cursor) and what a consistency proof
+/// may cover, so it must come from the store the read is made on: the writer's own count on
+/// the primary, or a count read from the replica (or, on a standby, from the store) every
+/// [`SIZE_POLL`], which never exceeds what a later query there sees.
+pub struct LogReads {
+    pub pool: ReadPool,
+    size: LogSize,
+    pub witnesses: crate::service::witnessing::Witnesses,
+}
+
+enum LogSize {
+    /// The writer's count of committed entries (its reads are on the store it writes).
+    Writer(std::sync::Arc<crate::service::Metrics>),
+    /// Read from the store every [`SIZE_POLL`] by a thread that ends with the `LogReads`.
+    Polled(std::sync::Arc<Polled>),
+}
+
+#[derive(Default)]
+struct Polled {
+    size: AtomicU64,
+    /// Whether the store could be read at the last poll.
+    read: AtomicBool,
+    stop: AtomicBool,
+}
+
+/// How often a node whose reads are not on the store it writes reads the log's size.
+pub const SIZE_POLL: Duration = Duration::from_millis(200);
+
+impl LogReads {
+    /// The writer's reads, on the store it writes.
+    pub fn of_writer(service: &crate::service::Service) -> LogReads {
+        LogReads {
+            pool: service.pool.clone(),
+            size: LogSize::Writer(service.metrics.clone()),
+            witnesses: service.witnesses.clone(),
+        }
+    }
+
+    /// Reads on `pool`, which another process writes (a standby's store, or a replica).
+    pub fn polled(
+        pool: ReadPool,
+        witnesses: crate::service::witnessing::Witnesses,
+    ) -> Result<LogReads, String> {
+        let polled = std::sync::Arc::new(Polled::default());
+        {
+            let (polled, pool) = (polled.clone(), pool.clone());
+            std::thread::Builder::new()
+                .name("pitboss-log-size".into())
+                .spawn(move || {
+                    while !polled.stop.load(Ordering::Acquire) {
+                        match read::log_size(&pool) {
+                            Ok(n) => {
+                                polled.size.fetch_max(n, Ordering::AcqRel);
+                                polled.read.store(true, Ordering::Release);
+                            }
+                            Err(e) => {
+                                if polled.read.swap(false, Ordering::AcqRel) {
+                                    tracing::warn!(error = %e, "cannot read the log's size");
+                                }
+                            }
+                        }
+                        std::thread::sleep(SIZE_POLL);
+                    }
+                })
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(LogReads {
+            pool,
+            size: LogSize::Polled(polled),
+            witnesses,
+        })
+    }
+
+    /// Entries committed and visible to a query made on [`LogReads::pool`] from now on.
+    pub fn committed(&self) -> u64 {
+        match &self.size {
+            LogSize::Writer(m) => m.log_entries.load(Ordering::Acquire),
+            LogSize::Polled(p) => p.size.load(Ordering::Acquire),
+        }
+    }
+}
+
+impl Drop for LogReads {
+    fn drop(&mut self) {
+        if let LogSize::Polled(p) = &self.size {
+            p.stop.store(true, Ordering::Release);
+        }
+    }
+}
 
 /// The audit-entry listing's query: a cursor, a page size, filters and the follow mode.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -178,7 +275,7 @@ async fn blocking<T: Send + 'static>(
 )]
 #[get("/v1/audit/entries")]
 pub async fn entries(
-    state: web::Data<AppState>,
+    reads: web::Data<LogReads>,
     caller: Caller,
     q: web::Query<Since>,
 ) -> Result<HttpResponse, Problem> {
@@ -208,16 +305,10 @@ pub async fn entries(
     };
     let filter = filter_of(&q, &caller)?;
     let deadline = wait.map(|w| tokio::time::Instant::now() + w);
-    let log_size = || {
-        state
-            .service
-            .metrics
-            .log_entries
-            .load(std::sync::atomic::Ordering::Acquire)
-    };
+    let log_size = || reads.committed();
     loop {
         let committed = log_size();
-        let pool = state.service.pool.clone();
+        let pool = reads.pool.clone();
         let f = filter.clone();
         let page =
             web::block(move || crate::service::feed::list(&pool, &f, since, limit, committed))
@@ -277,14 +368,14 @@ pub struct SummaryQuery {
 )]
 #[get("/v1/audit/daily-summary")]
 pub async fn daily_summary(
-    state: web::Data<AppState>,
+    reads: web::Data<LogReads>,
     caller: Caller,
     q: web::Query<SummaryQuery>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
     let date = chrono::NaiveDate::parse_from_str(&q.date, "%Y-%m-%d")
         .map_err(|e| malformed(format!("date: {:?} is not YYYY-MM-DD ({e})", q.date)))?;
-    let pool = state.service.pool.clone();
+    let pool = reads.pool.clone();
     let table = q.table.clone();
     let s = blocking(move || crate::service::summary::from_store(&pool, date, table.as_deref()))
         .await?;
@@ -325,14 +416,14 @@ pub struct CheckpointQuery {
 )]
 #[get("/v1/audit/checkpoint")]
 pub async fn checkpoint(
-    state: web::Data<AppState>,
+    reads: web::Data<LogReads>,
     caller: Caller,
     q: web::Query<CheckpointQuery>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
-    let pool = state.service.pool.clone();
+    let pool = reads.pool.clone();
     if q.witnessed == Some(true) {
-        let witnesses = state.service.witnesses.clone();
+        let witnesses = reads.witnesses.clone();
         let (n, quorum) = (witnesses.specs.len(), witnesses.quorum);
         return match blocking(move || read::latest_witnessed_checkpoint(&pool, &witnesses))
             .await?
@@ -422,22 +513,32 @@ pub struct ProofQuery {
 )]
 #[get("/v1/audit/proof/{seq}")]
 pub async fn proof(
-    state: web::Data<AppState>,
+    reads: web::Data<LogReads>,
+    writer: Option<web::Data<AppState>>,
     caller: Caller,
     path: web::Path<u64>,
     q: web::Query<ProofQuery>,
 ) -> Result<HttpResponse, Problem> {
+    proof_of(reads, writer, caller, path.into_inner(), q.size).await
+}
+
+/// An inclusion proof; without `size`, the writer first signs a checkpoint of everything
+/// logged (a standby passes such a request on to the writer, and serves those with a size).
+pub async fn proof_of(
+    reads: web::Data<LogReads>,
+    writer: Option<web::Data<AppState>>,
+    caller: Caller,
+    seq: u64,
+    size: Option<u64>,
+) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
-    let seq = path.into_inner();
-    let size = q.size;
-    if size.is_none() {
-        state
-            .service
+    if let (None, Some(w)) = (size, &writer) {
+        w.service
             .checkpoint_now()
             .await
             .map_err(|e| unavailable(&e))?;
     }
-    let pool = state.service.pool.clone();
+    let pool = reads.pool.clone();
     // The proof is made from the stored tree's tiles: O(log n) rows, nothing held in memory.
     let file = blocking(move || {
         let Some(entry) = read::entry(&pool, seq)? else {
@@ -514,7 +615,7 @@ pub struct ConsistencyRange {
 )]
 #[get("/v1/audit/consistency")]
 pub async fn consistency(
-    state: web::Data<AppState>,
+    reads: web::Data<LogReads>,
     caller: Caller,
     q: web::Query<ConsistencyRange>,
 ) -> Result<HttpResponse, Problem> {
@@ -527,18 +628,14 @@ pub async fn consistency(
         ));
     }
     // Entries are counted once committed, and their tiles are committed with them.
-    let size = state
-        .service
-        .metrics
-        .log_entries
-        .load(std::sync::atomic::Ordering::Relaxed);
+    let size = reads.committed();
     if to > size {
         return Err(Problem::not_found(
             "beyond_log",
             format!("the log has {size} entries; no tree of size {to} yet"),
         ));
     }
-    let pool = state.service.pool.clone();
+    let pool = reads.pool.clone();
     // Read from the stored tree's tiles: O(log n) rows.
     let hashes = blocking(move || {
         let mut conn = pool

@@ -146,6 +146,32 @@ fn random_hex(bytes: usize) -> Result<String, StoreError> {
 
 impl KeyRing {
     pub fn load(conn: &mut DbConnection) -> Result<KeyRing, StoreError> {
+        Ok(KeyRing {
+            keys: RwLock::new(Self::read(conn)?),
+        })
+    }
+
+    /// Reads the keys again from the store (a standby, which does not see the log's
+    /// key events as they are written): new keys, revocations and expiries take effect; when
+    /// each key was last used here is kept.
+    pub fn refresh(&self, conn: &mut DbConnection) -> Result<(), StoreError> {
+        let fresh = Self::read(conn)?;
+        let mut keys = self.keys.write().expect("keys lock");
+        for (id, k) in &fresh {
+            if let Some(old) = keys.get(id) {
+                let used = old.last_used.load(Ordering::Relaxed);
+                k.last_used.fetch_max(used, Ordering::Relaxed);
+                k.last_used_stored.fetch_max(
+                    old.last_used_stored.load(Ordering::Relaxed),
+                    Ordering::Relaxed,
+                );
+            }
+        }
+        *keys = fresh;
+        Ok(())
+    }
+
+    fn read(conn: &mut DbConnection) -> Result<HashMap<String, StoredKey>, StoreError> {
         type Row = (
             String,
             String,
@@ -192,9 +218,7 @@ impl KeyRing {
                 },
             );
         }
-        Ok(KeyRing {
-            keys: RwLock::new(keys),
-        })
+        Ok(keys)
     }
 
     pub fn has_admin(&self) -> bool {
@@ -387,25 +411,38 @@ pub struct KeyFacts {
     pub revoked: bool,
 }
 
+/// A node that does not write the log (a standby) authenticates the reads it serves itself
+/// with a key ring read from the store ([`KeyRing::refresh`], every second) and request limits
+/// of its own.
+pub struct Gate {
+    pub keys: KeyRing,
+    pub limits: crate::limits::RequestLimits,
+    /// Whether the keys were read from the store at least once (until then, `503`).
+    pub loaded: std::sync::atomic::AtomicBool,
+}
+
 /// Authenticates a request and applies the caller's limits: a failed authentication is
 /// counted against its source address (429 once the source's budget is used up), a
 /// successful one against the key's and the operator's request rates.
-fn caller_of(req: &HttpRequest, state: &AppState) -> Result<Caller, Problem> {
+fn caller_of(
+    req: &HttpRequest,
+    keys: &KeyRing,
+    limits: &crate::limits::RequestLimits,
+) -> Result<Caller, Problem> {
     let header = req
         .headers()
         .get("authorization")
         .and_then(|v| v.to_str().ok());
-    match state.keys.authenticate(header) {
+    match keys.authenticate(header) {
         Ok(caller) => {
-            state
-                .limits
+            limits
                 .check_caller(&caller.key_id, caller.operator.as_deref())
                 .map_err(|t| Problem::throttled(&t))?;
             Ok(caller)
         }
         Err(p) => {
             let ip = req.peer_addr().map(|a| a.ip());
-            match state.limits.on_auth_failure(ip) {
+            match limits.on_auth_failure(ip) {
                 Some(t) => Err(Problem::throttled(&t)),
                 None => Err(p),
             }
@@ -418,9 +455,18 @@ impl FromRequest for Caller {
     type Future = std::future::Ready<Result<Caller, Problem>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let result = match req.app_data::<web::Data<AppState>>() {
-            Some(state) => caller_of(req, state),
-            None => Err(unauthorized("no key ring")),
+        let result = if let Some(state) = req.app_data::<web::Data<AppState>>() {
+            caller_of(req, &state.keys, &state.limits)
+        } else if let Some(gate) = req.app_data::<web::Data<Gate>>() {
+            if gate.loaded.load(Ordering::Acquire) {
+                caller_of(req, &gate.keys, &gate.limits)
+            } else {
+                Err(super::problem::unavailable(
+                    "this node has not read the API keys from the store yet; retry",
+                ))
+            }
+        } else {
+            Err(unauthorized("no key ring"))
         };
         std::future::ready(result)
     }

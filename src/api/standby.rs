@@ -42,6 +42,25 @@ pub const FORWARDED_BY: &str = "pitboss-forwarded-by";
 /// Set on every answer a standby passes back: the address of the node that wrote it.
 pub const WRITER: &str = "pitboss-writer";
 
+/// What a standby needs to serve the audit log's read routes itself, from the store (or a
+/// read replica), rather than forwarding them to the writer.
+#[derive(Clone)]
+pub struct LocalReads {
+    /// The store the reads are made on (the primary, or `--read-database-url`).
+    pub read_url: DatabaseUrl,
+    pub witnesses: crate::service::witnessing::Witnesses,
+    pub limits: crate::limits::Limits,
+    pub throttled: Arc<crate::limits::ThrottleCounters>,
+}
+
+/// Polls between two reads of the API keys (one second: a key revoked through the writer is
+/// refused here within it).
+const KEYS_EVERY: u32 = 5;
+/// Polls between two writes of the keys' last-used times (a minute).
+const LAST_USED_EVERY: u32 = 300;
+/// Polls between two housekeepings of the request limits (ten seconds).
+const LIMITS_EVERY: u32 = 50;
+
 /// What the standby's handlers share.
 pub struct Shared {
     /// This node's address (`--node-url`).
@@ -58,6 +77,10 @@ pub struct Shared {
     /// back), `unreachable` (not sent: nothing recorded), `unknown` (sent, no answer),
     /// `refused` (not forwarded: no writer known, or forwarded here already).
     forwarded: Family<[(&'static str, &'static str); 1], Counter>,
+    /// `pitboss_standby_served_total`: audit reads answered here, from the store.
+    served: Counter,
+    /// The keys and limits of the reads served here.
+    gate: web::Data<super::auth::Gate>,
     registry: prometheus_client::registry::Registry,
 }
 
@@ -97,20 +120,23 @@ pub enum Waited {
 
 /// Answers as a standby on `listener` (starting a server unless `running` is one) until the
 /// log's lease looks free or the server is stopped.
+#[allow(clippy::too_many_arguments)]
 pub async fn wait(
     listener: &TcpListener,
     url: &DatabaseUrl,
     me: &str,
     plans: usize,
     deadline: Duration,
+    local: &LocalReads,
     running: Option<Running>,
 ) -> Result<Waited, String> {
     let running = match running {
         Some(r) => r,
-        None => start(listener, me, plans, deadline)?,
+        None => start(listener, me, plans, deadline, local)?,
     };
     let url = url.clone();
     let mut conn: Option<store::DbConnection> = None;
+    let mut polls: u32 = 0;
     let mut said: Option<(i64, Option<String>)> = None;
     // The writer's readiness, read with a deadline shorter than the poll.
     let probe = awc::Client::builder()
@@ -124,12 +150,16 @@ pub async fn wait(
         let read = {
             let url = url.clone();
             let mut c = conn.take();
+            let gate = running.shared.gate.clone();
+            let n = polls;
+            polls = polls.wrapping_add(1);
             web::block(move || {
                 let open = match c.as_mut() {
                     Some(open) => open,
                     None => c.insert(store::connect(&url).map_err(|e| e.to_string())?),
                 };
                 let h = store::lease::peek(open).map_err(|e| e.to_string())?;
+                keep_gate(&gate, open, n);
                 Ok::<_, String>((c, h))
             })
             .await
@@ -176,13 +206,78 @@ pub async fn wait(
     }
 }
 
+/// The standby's key ring read again (at once, then every [`KEYS_EVERY`] polls), the keys'
+/// last-used times written, the limits' idle buckets forgotten.
+fn keep_gate(gate: &super::auth::Gate, conn: &mut store::DbConnection, poll: u32) {
+    if poll.is_multiple_of(KEYS_EVERY) || !gate.loaded.load(Ordering::Acquire) {
+        match gate.keys.refresh(conn) {
+            Ok(()) => gate.loaded.store(true, Ordering::Release),
+            Err(e) => tracing::warn!(error = %e, "standby: cannot read the API keys"),
+        }
+    }
+    if poll % LAST_USED_EVERY == LAST_USED_EVERY - 1 {
+        let _ = gate.keys.store_last_used(conn);
+    }
+    if poll.is_multiple_of(LIMITS_EVERY) {
+        gate.limits.housekeeping();
+    }
+}
+
+/// A proof request with a tree size names a signed checkpoint, which the store holds: the
+/// standby serves it. Without one, the writer signs a checkpoint first: it is forwarded.
+fn sized(ctx: &actix_web::guard::GuardContext) -> bool {
+    ctx.head()
+        .uri
+        .query()
+        .is_some_and(|q| q.split('&').any(|kv| kv.starts_with("size=")))
+}
+
+async fn proof_here(
+    reads: web::Data<super::audit::LogReads>,
+    caller: super::auth::Caller,
+    path: web::Path<u64>,
+    q: web::Query<super::audit::ProofQuery>,
+) -> Result<HttpResponse, Problem> {
+    super::audit::proof_of(reads, None, caller, path.into_inner(), q.size).await
+}
+
+/// Counts the reads answered here (routes of the API matched on this server, not forwarded).
+async fn count_served(
+    req: actix_web::dev::ServiceRequest,
+    next: actix_web::middleware::Next<impl actix_web::body::MessageBody + 'static>,
+) -> Result<actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>, actix_web::Error> {
+    let shared = req.app_data::<web::Data<Shared>>().cloned();
+    let res = next.call(req).await?;
+    if res
+        .request()
+        .match_pattern()
+        .is_some_and(|p| p.starts_with("/v1/"))
+    {
+        if let Some(s) = shared {
+            s.served.inc();
+        }
+    }
+    Ok(res)
+}
+
 fn start(
     listener: &TcpListener,
     me: &str,
     plans: usize,
     deadline: Duration,
+    local: &LocalReads,
 ) -> Result<Running, String> {
+    let gate = web::Data::new(super::auth::Gate {
+        keys: super::auth::KeyRing::default(),
+        limits: crate::limits::RequestLimits::new(local.limits.clone(), local.throttled.clone()),
+        loaded: std::sync::atomic::AtomicBool::new(false),
+    });
+    let reads = web::Data::new(super::audit::LogReads::polled(
+        store::lazy_read_pool(&local.read_url, 4),
+        local.witnesses.clone(),
+    )?);
     let forwarded = Family::default();
+    let served = Counter::default();
     let mut registry = prometheus_client::registry::Registry::default();
     registry.register(
         "pitboss_node_writer",
@@ -194,6 +289,11 @@ fn start(
         "Requests this standby received for the writer, by outcome",
         forwarded.clone(),
     );
+    registry.register(
+        "pitboss_standby_served",
+        "Audit reads this standby answered itself, from the store",
+        served.clone(),
+    );
     let shared = Arc::new(Shared {
         me: me.to_string(),
         leader: RwLock::new(None),
@@ -201,6 +301,8 @@ fn start(
         plans,
         deadline,
         forwarded,
+        served,
+        gate: gate.clone(),
         registry,
     });
     let data = web::Data::from(shared.clone());
@@ -215,12 +317,28 @@ fn start(
                 actix_web::middleware::ErrorHandlers::new()
                     .default_handler(super::problem::problemize),
             )
+            .wrap(actix_web::middleware::from_fn(count_served))
             .app_data(data.clone())
             .app_data(web::Data::new(client))
+            .app_data(gate.clone())
+            .app_data(reads.clone())
             .app_data(web::PayloadConfig::new(super::startup::MAX_BODY_BYTES))
+            .app_data(super::startup::query_config())
+            .app_data(super::startup::path_config())
             .route("/healthz", web::get().to(healthz))
             .route("/readyz", web::get().to(readyz))
             .route("/metrics", web::get().to(metrics))
+            // The audit log's reads, from the store; every other request goes to the writer.
+            .service(super::audit::entries)
+            .service(super::audit::daily_summary)
+            .service(super::audit::checkpoint)
+            .service(super::audit::consistency)
+            .service(
+                web::resource("/v1/audit/proof/{seq}")
+                    .guard(actix_web::guard::Get())
+                    .guard(actix_web::guard::fn_guard(sized))
+                    .to(proof_here),
+            )
             .default_service(web::to(forward))
     })
     .listen(listener)

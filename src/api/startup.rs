@@ -64,6 +64,8 @@ pub struct ServeConfig {
     pub node_url: Option<String>,
     /// How long the writer's lease lasts after its last renewal (PostgreSQL).
     pub lease: std::time::Duration,
+    /// A PostgreSQL read replica the audit log's read routes are served from.
+    pub read_database_url: Option<String>,
 }
 
 /// Largest request body accepted, in bytes.
@@ -177,6 +179,18 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(audit::public_key);
 }
 
+/// A query string that does not parse: `400 malformed_query`.
+pub fn query_config() -> web::QueryConfig {
+    web::QueryConfig::default()
+        .error_handler(|err, _| Problem::bad_request("malformed_query", err.to_string()).into())
+}
+
+/// A path segment that does not parse: `400 malformed_path`.
+pub fn path_config() -> web::PathConfig {
+    web::PathConfig::default()
+        .error_handler(|err, _| Problem::bad_request("malformed_path", err.to_string()).into())
+}
+
 /// Runs the service until it is stopped; prints `listening on http://ADDR` once bound.
 pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
     // The port is taken first and answers while the log replays (`/readyz` 503, `/healthz`
@@ -227,6 +241,29 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             ),
             (None, _) => None,
         };
+    // The audit log's reads: on the primary, or on a read replica.
+    let read_url = match (config.read_database_url.as_deref(), &url) {
+        (None, _) => None,
+        (Some(r), DatabaseUrl::Postgres(_)) => match DatabaseUrl::parse(r) {
+            r @ DatabaseUrl::Postgres(_) => Some(r),
+            DatabaseUrl::Sqlite(_) => {
+                return Err(format!(
+                    "--read-database-url {r}: a read replica is a PostgreSQL server                      (postgres://…)"
+                ))
+            }
+        },
+        (Some(_), DatabaseUrl::Sqlite(_)) => {
+            return Err("--read-database-url needs PostgreSQL (--database-url postgres://…):                         a SQLite store has no replicas"
+                .into())
+        }
+    };
+    let witnesses = crate::service::witnessing::Witnesses::parse(&config.witnesses)?;
+    let local_reads = super::standby::LocalReads {
+        read_url: read_url.clone().unwrap_or_else(|| url.clone()),
+        witnesses: witnesses.clone(),
+        limits: config.limits.clone(),
+        throttled: throttled.clone(),
+    };
     let mut starting = Some(starting);
     let mut standby: Option<super::standby::Running> = None;
     let plan_count = plans.len();
@@ -264,6 +301,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                         .write_deadline
                         .unwrap_or(crate::service::SUBMIT_DEADLINE)
                         + std::time::Duration::from_secs(5),
+                    &local_reads,
                     standby.take(),
                 )
                 .await?;
@@ -292,6 +330,12 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         config.secure_cookies,
     )
     .map_err(|e| format!("console: {e}"))?;
+    let reads = web::Data::new(match &read_url {
+        None => super::audit::LogReads::of_writer(&service),
+        Some(r) => {
+            super::audit::LogReads::polled(store::lazy_read_pool(r, 4), service.witnesses.clone())?
+        }
+    });
     let state = web::Data::new(AppState {
         plans: service.plans.clone(),
         service,
@@ -348,12 +392,9 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                         Problem::bad_request("malformed_json", err.to_string()).into()
                     }),
             )
-            .app_data(web::QueryConfig::default().error_handler(|err, _| {
-                Problem::bad_request("malformed_query", err.to_string()).into()
-            }))
-            .app_data(web::PathConfig::default().error_handler(|err, _| {
-                Problem::bad_request("malformed_path", err.to_string()).into()
-            }))
+            .app_data(reads.clone())
+            .app_data(query_config())
+            .app_data(path_config())
             .wrap(actix_web::middleware::from_fn(super::problem::limit_uri))
             // Latency per route, the request id returned and handed to the writer…
             .wrap(actix_web::middleware::from_fn(

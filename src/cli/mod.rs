@@ -113,6 +113,12 @@ pub enum Command {
         /// standby takes the log of a node that stopped renewing over after this long.
         #[arg(long, env = "PITBOSS_LEASE_MS", default_value_t = crate::store::lease::DEFAULT_LEASE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(300..=600_000))]
         lease_ms: u64,
+        /// A PostgreSQL read replica of `--database-url` (`postgres://…`): the audit log's
+        /// read routes (entries, the daily summary, checkpoints, proofs) are served from it,
+        /// on the writer and on standbys alike, and follow it as it replays; commands,
+        /// leases and everything else stay on the primary.
+        #[arg(long, env = "PITBOSS_READ_DATABASE_URL")]
+        read_database_url: Option<String>,
         #[command(flatten)]
         limits: LimitArgs,
         #[command(flatten)]
@@ -302,6 +308,7 @@ pub fn run(cli: Cli) -> ExitCode {
             write_deadline_ms,
             node_url,
             lease_ms,
+            read_database_url,
             regulator,
             witnesses,
         } => {
@@ -343,6 +350,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 },
                 node_url,
                 lease: std::time::Duration::from_millis(lease_ms),
+                read_database_url,
             };
             match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {
                 Ok(()) => ExitCode::SUCCESS,

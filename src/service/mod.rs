@@ -3512,6 +3512,15 @@ pub mod read {
         Ok(rows.into_iter().map(|(s, c)| (s as u64, c)).collect())
     }
 
+    /// How many entries the store holds (the largest sequence number, plus one).
+    pub fn log_size(pool: &ReadPool) -> Result<u64, StoreError> {
+        let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
+        let last: Option<i64> = audit_entries::table
+            .select(diesel::dsl::max(audit_entries::seq))
+            .first(&mut conn)?;
+        Ok(last.map_or(0, |s| s as u64 + 1))
+    }
+
     pub fn entry(pool: &ReadPool, seq: u64) -> Result<Option<Vec<u8>>, StoreError> {
         let mut conn = pool.get().map_err(|e| StoreError::Pool(e.to_string()))?;
         Ok(audit_entries::table

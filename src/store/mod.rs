@@ -243,6 +243,16 @@ pub fn read_pool(url: &DatabaseUrl, size: u32) -> Result<ReadPool, StoreError> {
         .map_err(|e| StoreError::Pool(e.to_string()))
 }
 
+/// A pool that connects on first use (a standby's reads, or a read replica that may not be up
+/// when the node starts): a reader waits at most 3 s for a connection, as with [`read_pool`].
+pub fn lazy_read_pool(url: &DatabaseUrl, size: u32) -> ReadPool {
+    Pool::builder()
+        .max_size(size)
+        .min_idle(Some(0))
+        .connection_timeout(Duration::from_secs(3))
+        .build_unchecked(Manager(url.clone()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

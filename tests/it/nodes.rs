@@ -583,3 +583,161 @@ fn three_nodes_started_at_once_on_a_new_database_postgres() {
         assert_eq!(s, 201, "through node {i}: {b}");
     }
 }
+
+/// A GET as `key` through `node`: status, body, and the `Pitboss-Writer` header (set when a
+/// standby passed the request on to the writer).
+fn read(node: &TestServer, key: &str, path: &str) -> (u16, String, Option<String>) {
+    let mut resp = agent()
+        .get(&node.url(path))
+        .header("Authorization", &format!("Bearer {key}"))
+        .call()
+        .expect("an answer");
+    let writer = resp
+        .headers()
+        .get("pitboss-writer")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let status = resp.status().as_u16();
+    let body = resp.body_mut().read_to_string().expect("body");
+    (status, body, writer)
+}
+
+/// The audit log's reads a standby serves itself, from the store.
+fn audit_reads(size: u64) -> Vec<String> {
+    vec![
+        "/v1/audit/entries?limit=10000".to_string(),
+        "/v1/audit/entries?since=3&limit=5&kind=bet_accepted".to_string(),
+        "/v1/audit/checkpoint".to_string(),
+        format!("/v1/audit/proof/1?size={size}"),
+        format!("/v1/audit/consistency?from=1&to={size}"),
+        format!(
+            "/v1/audit/daily-summary?date={}",
+            chrono::Utc::now().format("%Y-%m-%d")
+        ),
+    ]
+}
+
+/// Readers on any node (issue 17, item 3): a standby answers the audit log's reads itself,
+/// from the store, exactly as the writer does (no `Pitboss-Writer`: not forwarded), follows
+/// the key ring's revocations within about a second, and keeps answering them while the
+/// writer is frozen; what needs the writer (a proof without a size, signing a checkpoint)
+/// is passed on to it.
+#[test]
+fn a_standby_serves_the_audit_log_from_the_store_postgres() {
+    let storage = Storage::new(Backend::Postgres);
+    let (mut a, op, auditor, tables) = first_node(&storage, 1);
+    let b = node(&storage);
+    a.skip_state_check();
+    let never = AtomicBool::new(false);
+    play(&[a.base.clone()], &op, &tables[0], 2, &never);
+    let (s, signed) = a.post(&auditor, "/v1/audit/checkpoint", json!({}));
+    assert_eq!(s, 200, "{signed}");
+    let size = signed["tree_size"].as_u64().expect("tree_size");
+    assert!(size > 5, "{signed}");
+
+    // The standby reads the log's size every 200 ms: within a second it answers as the writer.
+    for path in audit_reads(size) {
+        let (ws, want, by) = read(&a, &auditor, &path);
+        assert_eq!((ws, by), (200, None), "{path} on the writer: {want}");
+        let started = Instant::now();
+        loop {
+            let (s, got, by) = read(&b, &auditor, &path);
+            assert_eq!(by, None, "{path} was forwarded");
+            if (s, &got) == (200, &want) {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(3),
+                "{path} on the standby: {s} {got}\non the writer: {want}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let (s, text) = b.get_text(None, "/metrics");
+    assert_eq!(s, 200);
+    assert!(
+        crate::server::metric_in(&text, "pitboss_standby_served_total") >= 6,
+        "{text}"
+    );
+    // Bad queries get the writer's problem, from the standby.
+    let (s, body, by) = read(&b, &auditor, "/v1/audit/entries?limit=0");
+    assert_eq!((s, by), (400, None), "{body}");
+    assert!(body.contains("malformed_query"), "{body}");
+    let (s, body, by) = read(&b, &auditor, "/v1/audit/consistency?from=1&to=99999999");
+    assert_eq!((s, by), (404, None), "{body}");
+    assert!(body.contains("beyond_log"), "{body}");
+    // What needs the writer goes to it.
+    let (s, body, by) = read(&b, &auditor, "/v1/audit/proof/1");
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(
+        by.as_deref(),
+        Some(a.base.as_str()),
+        "a proof without a size"
+    );
+    let (s, body, by) = read(&b, &op, "/v1/admin/keys");
+    assert_eq!(s, 200, "{body}");
+    assert!(by.is_some(), "an admin route is forwarded");
+
+    // A key revoked through the writer is refused by the standby within about a second.
+    let reader = a.create_key(ADMIN_KEY, "auditor", None);
+    let started = Instant::now();
+    while read(&b, &reader, "/v1/audit/checkpoint").0 != 200 {
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "the standby does not know a new key"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let id = reader.split('_').nth(1).expect("key id");
+    let (s, r) = a.post(
+        ADMIN_KEY,
+        &format!("/v1/admin/keys/{id}/revoke"),
+        json!({"reason": "test"}),
+    );
+    assert_eq!(s, 200, "{r}");
+    let started = Instant::now();
+    loop {
+        let (s, body, by) = read(&b, &reader, "/v1/audit/checkpoint");
+        if s == 401 {
+            assert_eq!(by, None);
+            assert!(body.contains("revoked"), "{body}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the standby still takes the revoked key: {s} {body}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!(
+        "nodes: the standby refused a revoked key {:?} after the revocation",
+        started.elapsed()
+    );
+
+    // The writer frozen: the standby still answers the audit reads, each within a second.
+    a.signal("STOP");
+    let mut answered_as_standby = 0;
+    for path in audit_reads(size) {
+        let started = Instant::now();
+        let (s, body, by) = read(&b, &auditor, &path);
+        let took = started.elapsed();
+        assert_eq!(
+            (s, by),
+            (200, None),
+            "{path} with the writer frozen: {body}"
+        );
+        assert!(took < Duration::from_secs(1), "{path} took {took:?}");
+        let (_, _, h) = b.get("/healthz");
+        if h["status"] == "standby" {
+            answered_as_standby += 1;
+        }
+    }
+    assert!(
+        answered_as_standby > 0,
+        "the reads were answered while the node was still a standby"
+    );
+    a.signal("KILL");
+    wait_for_writer(&[&b], Duration::from_secs(10));
+    let (s, body, _) = read(&b, &auditor, &format!("/v1/audit/proof/1?size={size}"));
+    assert_eq!(s, 200, "{body}");
+}
