@@ -37,6 +37,7 @@ mod readme;
 mod register;
 mod regulator;
 mod replay;
+mod replica;
 mod server;
 mod signing_key;
 mod simulate;
