@@ -179,6 +179,26 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(audit::public_key);
 }
 
+/// A writer whose lease may have run out (it was frozen, or cut off from the database)
+/// answers `503` to everything but its own liveness, readiness and metrics until it renews
+/// the lease: another node may be writing the log by then, and this node's memory (open
+/// tables, rounds, the latest checkpoint) may be behind it.
+async fn lease_gate(
+    req: actix_web::dev::ServiceRequest,
+    next: actix_web::middleware::Next<impl actix_web::body::MessageBody + 'static>,
+) -> Result<actix_web::dev::ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
+    if !matches!(req.path(), "/healthz" | "/readyz" | "/metrics") {
+        let lapsed = req
+            .app_data::<web::Data<AppState>>()
+            .and_then(|s| s.service.metrics.health.lease_lapsed());
+        if let Some(detail) = lapsed {
+            use actix_web::ResponseError;
+            return Ok(req.into_response(super::problem::unavailable(&detail).error_response()));
+        }
+    }
+    next.call(req).await.map(|r| r.map_into_boxed_body())
+}
+
 /// A query string that does not parse: `400 malformed_query`.
 pub fn query_config() -> web::QueryConfig {
     web::QueryConfig::default()
@@ -395,6 +415,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             .app_data(reads.clone())
             .app_data(query_config())
             .app_data(path_config())
+            .wrap(actix_web::middleware::from_fn(lease_gate))
             .wrap(actix_web::middleware::from_fn(super::problem::limit_uri))
             // Latency per route, the request id returned and handed to the writer…
             .wrap(actix_web::middleware::from_fn(

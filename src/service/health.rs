@@ -24,6 +24,12 @@ pub struct Health {
     reason: Mutex<String>,
     /// How long a request waits for the writer (the submit deadline), in milliseconds.
     deadline_ms: AtomicU64,
+    /// The PostgreSQL lease's duration, in milliseconds (0: no lease, a SQLite file lock).
+    lease_ms: AtomicU64,
+    /// Milliseconds since [`epoch`] when the writer last confirmed the lease: the moment
+    /// before the transaction that renewed it began, so never later than the time the
+    /// database counted the lease's new term from.
+    lease_confirmed_ms: AtomicU64,
 }
 
 /// Why the service is not ready, for a person (`/readyz` answers it as `not_ready`).
@@ -48,6 +54,33 @@ impl Health {
     pub fn set_deadline(&self, d: Duration) {
         self.deadline_ms
             .store(d.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// The writer holds a lease of `lease` renewed by a transaction that began after `at`.
+    pub fn lease_confirmed(&self, lease: Duration, at: Instant) {
+        let ms = at.saturating_duration_since(epoch()).as_millis() as u64 + 1;
+        self.lease_confirmed_ms.fetch_max(ms, Ordering::SeqCst);
+        self.lease_ms
+            .store(lease.as_millis() as u64, Ordering::SeqCst);
+    }
+
+    /// Why this node may no longer hold the log's lease: nine tenths of it have passed since
+    /// the writer last confirmed it (the process was frozen, or could not reach the database),
+    /// so another node may be taking the log over. Until the writer renews it (or learns it
+    /// was taken over, and stops), nothing is served from this node's memory.
+    pub fn lease_lapsed(&self) -> Option<String> {
+        let lease = self.lease_ms.load(Ordering::SeqCst);
+        if lease == 0 {
+            return None;
+        }
+        let since = now_ms().saturating_sub(self.lease_confirmed_ms.load(Ordering::SeqCst));
+        (since > lease - lease / 10).then(|| {
+            format!(
+                "this node last confirmed its lease on the log {since} ms ago (the lease lasts \
+                 {lease} ms): another node may be taking the log over; nothing is served here \
+                 until the lease is renewed"
+            )
+        })
     }
 
     /// The store refused a write or could not be reached.
@@ -91,6 +124,9 @@ impl Health {
             return Err(NotReady {
                 detail: "the service is rebuilding its state from the audit log".into(),
             });
+        }
+        if let Some(detail) = self.lease_lapsed() {
+            return Err(NotReady { detail });
         }
         if self.store_down.load(Ordering::SeqCst) {
             let why = self.reason.lock().expect("health lock").clone();
@@ -192,6 +228,27 @@ mod tests {
                 .contains("waiting on the store"));
         }
         assert!(h.readiness().is_ok());
+    }
+
+    #[test]
+    fn a_lease_not_confirmed_for_nine_tenths_of_it_has_lapsed() {
+        let h = Health::default();
+        assert_eq!(h.lease_lapsed(), None, "no lease (SQLite): never");
+        let lease = Duration::from_millis(300);
+        let _ = epoch();
+        std::thread::sleep(Duration::from_millis(10));
+        h.lease_confirmed(lease, Instant::now());
+        assert_eq!(h.lease_lapsed(), None);
+        assert!(h.readiness().is_ok());
+        std::thread::sleep(Duration::from_millis(280));
+        let why = h.lease_lapsed().expect("lapsed");
+        assert!(why.contains("lease"), "{why}");
+        assert!(h.readiness().is_err());
+        // An older confirmation (a batch sent before the last renewal) changes nothing.
+        h.lease_confirmed(lease, Instant::now() - Duration::from_millis(290));
+        assert!(h.lease_lapsed().is_some());
+        h.lease_confirmed(lease, Instant::now());
+        assert_eq!(h.lease_lapsed(), None, "renewed");
     }
 
     #[test]

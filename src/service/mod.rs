@@ -624,6 +624,9 @@ struct Writer {
     commits: SyncSender<committer::Commit>,
     outcomes: Receiver<committer::Outcome>,
     in_flight: bool,
+    /// When the batch in flight was handed to the committer (its transaction, which renews
+    /// the lease, begins after).
+    in_flight_sent: Instant,
     /// The idempotent answers of the batch in flight, for a retry that arrives before it is
     /// stored.
     in_flight_answers: HashMap<(String, String), (String, StoredReply)>,
@@ -765,6 +768,7 @@ impl Service {
             commits,
             outcomes,
             in_flight: false,
+            in_flight_sent: Instant::now(),
             in_flight_answers: HashMap::new(),
             in_flight_register: None,
             pipeline: std::env::var("PITBOSS_WRITER_PIPELINE").map_or(true, |v| v != "0"),
@@ -1915,9 +1919,11 @@ impl Writer {
             created: now.to_rfc3339_opts(SecondsFormat::Micros, true),
             evict,
         };
+        let sent = Instant::now();
         match self.commits.send(commit) {
             Ok(()) => {
                 self.in_flight = true;
+                self.in_flight_sent = sent;
                 // `PITBOSS_WRITER_PIPELINE=0`: wait for each batch before the next (to measure
                 // what the pipeline gives, in one binary).
                 if !self.pipeline {
@@ -1948,7 +1954,7 @@ impl Writer {
         let _busy = metrics.health.busy();
         match self.outcomes.recv() {
             Ok(committer::Outcome::Written) => {
-                self.lease_renewed = Instant::now();
+                self.lease_confirmed(self.in_flight_sent);
                 true
             }
             Ok(committer::Outcome::Failed {
@@ -2090,9 +2096,10 @@ impl Writer {
             created: &created,
             index: None,
         };
+        let began = Instant::now();
         let (result, _) = committer::write_fenced(&mut self.conn, self.guard.token(), &rows);
         if result.is_ok() {
-            self.lease_renewed = Instant::now();
+            self.lease_confirmed(began);
         }
         result
     }
@@ -2109,8 +2116,9 @@ impl Writer {
             return;
         }
         let guard = &self.guard;
+        let began = Instant::now();
         match self.conn.transaction(|c| store::lease::renew(guard, c)) {
-            Ok(()) => self.lease_renewed = Instant::now(),
+            Ok(()) => self.lease_confirmed(began),
             Err(e) => {
                 self.metrics
                     .storage_failures
@@ -2120,6 +2128,17 @@ impl Writer {
                     self.stop_fenced(&holder);
                 }
             }
+        }
+    }
+
+    /// The lease was renewed by a transaction that began at `began`: told to the HTTP layer,
+    /// which serves nothing once it may have run out ([`health::Health::lease_lapsed`]).
+    fn lease_confirmed(&mut self, began: Instant) {
+        self.lease_renewed = began;
+        if matches!(self.guard, store::lease::WriterGuard::Lease { .. }) {
+            self.metrics
+                .health
+                .lease_confirmed(store::lease::duration(), began);
         }
     }
 

@@ -474,6 +474,17 @@ fn a_writer_that_lost_its_lease_appends_nothing_and_stops_postgres() {
     // The stale writer runs again and is sent a bet on its old idea of the table.
     a.signal("CONT");
     let round = played[1].rounds.keys().next().expect("a round").clone();
+    // It serves nothing from its memory either: its lease may have run out (it has).
+    let read = agent()
+        .get(&a.url(&format!("/v1/tables/{}", tables[0])))
+        .header("Authorization", &format!("Bearer {op}"))
+        .call();
+    if let Ok(mut r) = read {
+        let status = r.status().as_u16();
+        let body = r.body_mut().read_to_string().unwrap_or_default();
+        assert_eq!(status, 503, "the stale writer served a read: {body}");
+        assert!(body.contains("lease"), "{body}");
+    }
     let stale = attempt(
         &a.base,
         &op,
