@@ -195,8 +195,9 @@ fn summary(e: &LogEntry, cur: Currency) -> Markup {
     let p = &e.payload;
     let m = |v: &Value| v.as_i64().map(|x| money(x, cur)).unwrap_or_default();
     let s = |v: &Value| value(v);
+    let kind = e.kind.as_str();
     html! {
-        @match e.kind.as_str() {
+        @match kind {
             "round_opened" => {
                 "Round " (s(&p["number"])) " opened; betting until " (s(&p["betting_deadline"]))
                 @if let Some(c) = p["rng_commitment"].as_str() { "; RNG seed committed: " code.hash { (c) } }
@@ -219,8 +220,12 @@ fn summary(e: &LogEntry, cur: Currency) -> Markup {
                 strong { (s(&p["player"])) } " decided " code { (s(&p["decision"])) }
                 @if p["automatic"].as_bool() == Some(true) { " (automatic: " (s(&p["reason"])) ")" }
             },
-            "round_settled" => {
-                "Settled: staked " (m(&p["stake_minor"])) ", paid " (m(&p["paid_minor"]))
+            "round_settled" | "round_settled_part" => {
+                @if kind == "round_settled_part" {
+                    "Settlement, continued in the next entry (a part of a settlement too large for one entry)"
+                } @else {
+                    "Settled: staked " (m(&p["stake_minor"])) ", paid " (m(&p["paid_minor"]))
+                }
                 @if let Some(seed) = p["rng_seed"].as_str() { "; RNG seed revealed: " code.hash { (seed) } }
                 @if let Some(settled) = p["settlements"].as_array() {
                     table.settlement {
@@ -241,8 +246,12 @@ fn summary(e: &LogEntry, cur: Currency) -> Markup {
                     }
                 }
             },
-            "round_voided" => {
-                span.flag { "Voided" } " " (s(&p["reason"])) "; refunded " (m(&p["refund_minor"]))
+            "round_voided" | "round_voided_part" => {
+                @if kind == "round_voided_part" {
+                    "Refunds of a void, continued in the next entry (a part of a void too large for one entry)"
+                } @else {
+                    span.flag { "Voided" } " " (s(&p["reason"])) "; refunded " (m(&p["refund_minor"]))
+                }
                 @if let Some(refunds) = p["refunds"].as_array() {
                     ul { @for r in refunds { li { code { (s(&r["bet"])) } " " (s(&r["player"])) ": " (m(&r["refund_minor"])) } } }
                 }

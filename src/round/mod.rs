@@ -238,6 +238,20 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rng_seed: Option<String>,
     },
+    /// Settlements of a round too large for one entry (more than [`PART_BYTES`] of them):
+    /// each part but the last is logged as its own entry, in order, right before the
+    /// `round_settled` entry, which carries the last part and the round's totals. Applied, a
+    /// part is held with the round until its `round_settled` completes the list.
+    RoundSettledPart {
+        round: String,
+        settlements: Vec<BetSettlement>,
+    },
+    /// Refunds of a void too large for one entry, as [`Event::RoundSettledPart`] for
+    /// `round_voided`.
+    RoundVoidedPart {
+        round: String,
+        refunds: Vec<Refund>,
+    },
     RoundVoided {
         round: String,
         reason: String,
@@ -480,6 +494,8 @@ impl Event {
         "result_recorded",
         "round_settled",
         "round_voided",
+        "round_settled_part",
+        "round_voided_part",
         "player_disconnected",
         "player_reconnected",
         "command_refused",
@@ -525,6 +541,8 @@ impl Event {
             Event::ResultRecorded { .. } => "result_recorded",
             Event::RoundSettled { .. } => "round_settled",
             Event::RoundVoided { .. } => "round_voided",
+            Event::RoundSettledPart { .. } => "round_settled_part",
+            Event::RoundVoidedPart { .. } => "round_voided_part",
             Event::PlayerDisconnected { .. } => "player_disconnected",
             Event::PlayerReconnected { .. } => "player_reconnected",
             Event::CommandRefused { .. } => "command_refused",
@@ -609,9 +627,10 @@ pub fn id_members(kind: &str) -> &'static [&'static str] {
         "round_opened" | "command_refused" => &["round", "table"],
         "bet_accepted" | "bet_refunded" | "decision_taken" => &["bet", "round"],
         "round_paused" | "round_resumed" | "bet_refused" | "betting_closed" | "spin_invalid"
-        | "event_refused" | "result_recorded" | "round_settled" | "round_voided" | "card_dealt"
-        | "misdeal" | "decisions_opened" | "decisions_closed" | "outcome_recorded"
-        | "blackjack_input" | "payout_confirmed" => &["round"],
+        | "event_refused" | "result_recorded" | "round_settled" | "round_voided"
+        | "round_settled_part" | "round_voided_part" | "card_dealt" | "misdeal"
+        | "decisions_opened" | "decisions_closed" | "outcome_recorded" | "blackjack_input"
+        | "payout_confirmed" => &["round"],
         _ => &[],
     }
 }
@@ -673,6 +692,96 @@ impl Event {
             *placements = Value::Null;
         }
         e
+    }
+}
+
+/// Most bytes of settlements (or refunds) one entry carries: half the largest entry the log
+/// takes (audit/FORMAT.md 1.1), which leaves room for the rest of the entry.
+pub const PART_BYTES: usize = 512 * 1024;
+
+/// A settlement or void too large for one entry, as the entries that log it: the parts of
+/// at most [`PART_BYTES`] each, in order, then the event itself with the last part (and the
+/// round's totals, its seed). `None` when the event fits one entry as it is, or is of
+/// another kind. [`State::apply`] of the parts and then the event is the apply of the whole
+/// event; the writer applies the whole event and logs these.
+pub fn in_parts(event: &Event) -> Option<Vec<Event>> {
+    fn chunks<T: Serialize + Clone>(items: &[T]) -> Vec<Vec<T>> {
+        let mut out: Vec<Vec<T>> = vec![Vec::new()];
+        let mut bytes = 0;
+        for item in items {
+            let len = serde_json::to_vec(item).map_or(0, |v| v.len()) + 1;
+            let last = out.last_mut().expect("one chunk at least");
+            if bytes + len > PART_BYTES && !last.is_empty() {
+                out.push(Vec::new());
+                bytes = 0;
+            }
+            bytes += len;
+            out.last_mut()
+                .expect("one chunk at least")
+                .push(item.clone());
+        }
+        out
+    }
+    match event {
+        Event::RoundSettled {
+            round,
+            settlements,
+            stake_minor,
+            paid_minor,
+            rng_seed,
+        } => {
+            let mut parts = chunks(settlements);
+            if parts.len() < 2 {
+                return None;
+            }
+            let last = parts.pop().expect("two parts at least");
+            let mut out: Vec<Event> = parts
+                .into_iter()
+                .map(|settlements| Event::RoundSettledPart {
+                    round: round.clone(),
+                    settlements,
+                })
+                .collect();
+            out.push(Event::RoundSettled {
+                round: round.clone(),
+                settlements: last,
+                stake_minor: *stake_minor,
+                paid_minor: *paid_minor,
+                rng_seed: rng_seed.clone(),
+            });
+            Some(out)
+        }
+        Event::RoundVoided {
+            round,
+            reason,
+            refunds,
+            refund_minor,
+            actor,
+            rng_seed,
+        } => {
+            let mut parts = chunks(refunds);
+            if parts.len() < 2 {
+                return None;
+            }
+            let last = parts.pop().expect("two parts at least");
+            let mut out: Vec<Event> = parts
+                .into_iter()
+                .map(|refunds| Event::RoundVoidedPart {
+                    round: round.clone(),
+                    refunds,
+                })
+                .collect();
+            out.push(Event::RoundVoided {
+                round: round.clone(),
+                reason: reason.clone(),
+                refunds: last,
+                refund_minor: *refund_minor,
+                actor: actor.clone(),
+                rng_seed: rng_seed.clone(),
+            });
+            Some(out)
+        }
+        _ => None,
     }
 }
 
@@ -2484,6 +2593,34 @@ impl State {
                     .ok_or("result of an unknown round")?
                     .result = Some(*number);
             }
+            Event::RoundSettledPart { round, settlements } => {
+                let r = self
+                    .rounds
+                    .get_mut(round)
+                    .ok_or("settlement of an unknown round")?;
+                if r.is_finished() || r.refunds.is_some() {
+                    return Err(format!(
+                        "round {round}: a settlement part after it was finished"
+                    ));
+                }
+                r.settlements
+                    .get_or_insert_with(Vec::new)
+                    .extend(settlements.iter().cloned());
+            }
+            Event::RoundVoidedPart { round, refunds } => {
+                let r = self
+                    .rounds
+                    .get_mut(round)
+                    .ok_or("void of an unknown round")?;
+                if r.is_finished() || r.settlements.is_some() {
+                    return Err(format!(
+                        "round {round}: a refund part after it was finished"
+                    ));
+                }
+                r.refunds
+                    .get_or_insert_with(Vec::new)
+                    .extend(refunds.iter().cloned());
+            }
             Event::RoundSettled {
                 round,
                 settlements,
@@ -2519,14 +2656,19 @@ impl State {
                 }
                 let derived = settle_round(&eng, &r.bets, &r.cards, r.result, r.blackjack.as_ref())
                     .map_err(|e| e.to_string())?;
-                if &derived != settlements {
+                // Parts logged before this entry (a settlement too large for one) come first.
+                let settlements = match &r.settlements {
+                    Some(parts) => parts.iter().chain(settlements).cloned().collect(),
+                    None => settlements.clone(),
+                };
+                if derived != settlements {
                     return Err(format!("round {round}: the logged settlement differs from the one the plan derives"));
                 }
                 let table = r.table.clone();
                 self.count_rounds_without_bet(round);
                 let r = self.rounds.get_mut(round).expect("checked above");
                 r.phase = Phase::Settled;
-                r.settlements = Some(settlements.clone());
+                r.settlements = Some(settlements);
                 self.tables
                     .get_mut(&table)
                     .expect("round's table exists")
@@ -2547,7 +2689,11 @@ impl State {
                     Event::RoundVoided { refunds, .. } => refunds,
                     _ => unreachable!("void_event returns a RoundVoided"),
                 };
-                if &derived != refunds {
+                let refunds: Vec<Refund> = match &r.refunds {
+                    Some(parts) => parts.iter().chain(refunds).cloned().collect(),
+                    None => refunds.clone(),
+                };
+                if derived != refunds {
                     return Err(format!(
                         "round {round}: the logged refunds differ from the round's stakes"
                     ));
@@ -2561,7 +2707,7 @@ impl State {
                 self.count_rounds_without_bet(round);
                 let r = self.rounds.get_mut(round).expect("checked above");
                 r.phase = Phase::Voided;
-                r.refunds = Some(refunds.clone());
+                r.refunds = Some(refunds);
                 self.tables
                     .get_mut(&table)
                     .expect("round's table exists")
@@ -3023,6 +3169,124 @@ pub use crate::rng::draw_pocket;
 #[cfg(test)]
 mod tests {
     use super::Event;
+
+    /// A settlement and a void too large for one entry are logged in parts: applied part by
+    /// part, then the completing event, they give the state the whole event gives; rounds that
+    /// fit one entry are logged whole.
+    #[test]
+    fn a_settlement_or_void_in_parts_applies_as_the_whole() {
+        use super::{in_parts, Mode, SpinReport, State, PART_BYTES};
+        use serde_json::json;
+        let (plans, report) = crate::plan::PlanSet::load_dir(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("game_plans")
+                .as_path(),
+        );
+        assert_eq!(report.errors().count(), 0);
+        let now = chrono::Utc::now();
+        let mut state = State::default();
+        let apply = |state: &mut State, events: &[Event]| {
+            for e in events {
+                state.apply(&plans, e).expect("applies");
+            }
+        };
+        let table = format!("t{}", "x".repeat(63));
+        let events = state
+            .decide_open_table(&plans, "op1", &table, "evolution-roulette@1", Mode::Live)
+            .expect("table");
+        apply(&mut state, &events);
+        let events = state
+            .decide_open_round("op1", &table, now, None)
+            .expect("round");
+        apply(&mut state, &events);
+        let round = state.tables[&table].current_round.clone().expect("a round");
+        let mut bets = 0;
+        for chunk in 0..8 {
+            let batch: Vec<(String, serde_json::Value)> = (0..500)
+                .map(|i| {
+                    let n = chunk * 500 + i;
+                    (
+                        format!("p{n:063}"),
+                        json!({"bet": "straight", "numbers": [n % 37], "stake_minor": 100}),
+                    )
+                })
+                .collect();
+            let events = state.decide_bets("op1", &round, now, &batch).expect("bets");
+            bets += events.len();
+            apply(&mut state, &events);
+        }
+        assert_eq!(bets, 4000);
+        let events = state
+            .decide_close_betting("op1", &round, now)
+            .expect("close");
+        apply(&mut state, &events);
+        let before_end = state.clone();
+        let spin = SpinReport {
+            number: 7,
+            ball_against_rotation: true,
+            ball_revolutions: 5,
+            source: Mode::Live,
+            rng_seed: None,
+        };
+        let void = before_end
+            .decide_void("op1", &round, "test", None)
+            .expect("void");
+        for events in [state.decide_spin("op1", &round, &spin).expect("spin"), void] {
+            let whole = events.last().expect("the finishing event").clone();
+            let parts = in_parts(&whole).expect("too large for one entry");
+            assert!(parts.len() >= 2, "{}", parts.len());
+            for p in &parts {
+                let text = serde_json::to_vec(&p.payload()).expect("serialises");
+                assert!(text.len() < 2 * PART_BYTES, "{} bytes", text.len());
+            }
+            let mut by_whole = before_end.clone();
+            apply(&mut by_whole, &events);
+            let mut by_parts = before_end.clone();
+            apply(&mut by_parts, &events[..events.len() - 1]);
+            for (i, p) in parts.iter().enumerate() {
+                if i + 1 < parts.len() {
+                    assert!(
+                        !by_parts.rounds[&round].is_finished(),
+                        "a part finishes nothing"
+                    );
+                    // The snapshot of a state between parts reads back as that state.
+                    let bytes = by_parts.snapshot(1);
+                    let (read, _) = State::from_snapshot(&plans, &bytes).expect("reads");
+                    assert_eq!(read.snapshot(1), bytes);
+                }
+                by_parts.apply(&plans, p).expect("a part applies");
+            }
+            assert_eq!(by_parts.snapshot(9), by_whole.snapshot(9));
+            assert_eq!(
+                serde_json::to_value(&by_parts.rounds[&round]).expect("round"),
+                serde_json::to_value(&by_whole.rounds[&round]).expect("round")
+            );
+            // A part out of its place is refused: the round is finished.
+            assert!(by_parts.apply(&plans, &parts[0]).is_err());
+            // A part missing is a settlement that differs from the plan's.
+            let mut short = before_end.clone();
+            apply(&mut short, &events[..events.len() - 1]);
+            assert!(short.apply(&plans, parts.last().expect("last")).is_err());
+        }
+        // A round that fits one entry is logged whole.
+        let mut small = State::default();
+        let events = small
+            .decide_open_table(&plans, "op1", "t1", "evolution-roulette@1", Mode::Live)
+            .expect("table");
+        apply(&mut small, &events);
+        let events = small
+            .decide_open_round("op1", "t1", now, None)
+            .expect("round");
+        apply(&mut small, &events);
+        let r = small.tables["t1"].current_round.clone().expect("a round");
+        let bet = json!({"bet": "straight", "numbers": [7], "stake_minor": 100});
+        let events = small
+            .decide_bets("op1", &r, now, &[("p1".into(), bet)])
+            .expect("bet");
+        apply(&mut small, &events);
+        let events = small.decide_void("op1", &r, "test", None).expect("void");
+        assert!(in_parts(events.last().expect("void")).is_none());
+    }
 
     /// The audit format's documentation (`audit/FORMAT.md`, 1.3) names every kind the service
     /// writes, and no kind it does not.

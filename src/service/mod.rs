@@ -1744,13 +1744,14 @@ impl Writer {
                 }
             }
             let first_entry = builder.len();
-            let mark = builder.mark();
-            let mut sealed = Ok(());
-            for ev in &events {
-                if let Err(e) = builder.push(entry_of(ev, &job.operator, ts)) {
-                    sealed = Err(e);
-                    break;
-                }
+            let mut mark = builder.mark();
+            let mut sealed = push_entries(&mut builder, &events, &job.operator, ts, false);
+            if sealed.is_err() && events.iter().any(|e| crate::round::in_parts(e).is_some()) {
+                // A settlement or void too large for one entry is logged in parts, each its
+                // own entry, before the one that completes it (audit/FORMAT.md 1.3).
+                builder.rollback(mark);
+                mark = builder.mark();
+                sealed = push_entries(&mut builder, &events, &job.operator, ts, true);
             }
             if let Err(e) = sealed {
                 // An entry of this command does not fit the log's format: this command alone
@@ -3277,6 +3278,31 @@ fn hide_hole_card(
 }
 
 /// One event as an audit entry, with the ids it concerns.
+/// Seals the entries of one command's events; with `in_parts`, a settlement or void too large
+/// for one entry as its parts ([`crate::round::in_parts`]). Stops at the first that does not
+/// fit.
+fn push_entries(
+    builder: &mut pitboss_audit::log::BatchBuilder,
+    events: &[Event],
+    operator: &str,
+    ts: Timestamp,
+    in_parts: bool,
+) -> Result<(), pitboss_audit::log::SealError> {
+    for ev in events {
+        match in_parts.then(|| crate::round::in_parts(ev)).flatten() {
+            Some(parts) => {
+                for part in &parts {
+                    builder.push(entry_of(part, operator, ts))?;
+                }
+            }
+            None => {
+                builder.push(entry_of(ev, operator, ts))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
     // Replay reads back only the kinds it knows: a kind missing from the list would be skipped.
     debug_assert!(
@@ -3338,6 +3364,8 @@ fn entry_of(ev: &Event, operator: &str, ts: Timestamp) -> NewEntry {
         | Event::ResultRecorded { round, .. }
         | Event::RoundSettled { round, .. }
         | Event::RoundVoided { round, .. }
+        | Event::RoundSettledPart { round, .. }
+        | Event::RoundVoidedPart { round, .. }
         | Event::CardDealt { round, .. }
         | Event::Misdeal { round, .. }
         | Event::DecisionsOpened { round, .. }

@@ -22,6 +22,7 @@ mod idempotency_retention;
 mod interrupted;
 mod isolation;
 mod keys;
+mod large_rounds;
 mod listings;
 mod nodes;
 mod observe;

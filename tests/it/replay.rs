@@ -55,6 +55,7 @@ pub fn exported_log_verifies_and_replays_with_keys(
     assert_eq!(report.errors().count(), 0, "the plans load");
     let mut state = State::default();
     let mut settled: BTreeMap<String, Value> = BTreeMap::new();
+    let mut parts: BTreeMap<String, Vec<pitboss::round::BetSettlement>> = BTreeMap::new();
     for line in export.lines().skip(1) {
         let v: Value = serde_json::from_str(line).unwrap();
         if v.get("checkpoint").is_some() {
@@ -67,14 +68,29 @@ pub fn exported_log_verifies_and_replays_with_keys(
         state
             .apply(&plans, &event)
             .unwrap_or_else(|e| panic!("replay: {e}"));
-        if let Event::RoundSettled {
-            round, settlements, ..
-        } = &event
-        {
-            settled.insert(round.clone(), serde_json::to_value(settlements).unwrap());
+        // A settlement too large for one entry comes in parts before its `round_settled`.
+        match &event {
+            Event::RoundSettledPart { round, settlements } => {
+                parts
+                    .entry(round.clone())
+                    .or_default()
+                    .extend(settlements.iter().cloned());
+            }
+            Event::RoundSettled {
+                round, settlements, ..
+            } => {
+                let mut whole = parts.remove(round).unwrap_or_default();
+                whole.extend(settlements.iter().cloned());
+                settled.insert(round.clone(), serde_json::to_value(whole).unwrap());
+            }
+            _ => {}
         }
     }
     assert!(!settled.is_empty(), "the log holds settled rounds");
+    assert!(
+        parts.is_empty(),
+        "settlement parts without their round_settled: {parts:?}"
+    );
     for (round, logged) in &settled {
         let (s, _, served) =
             server.get_as(Some(auditor), &format!("/v1/rounds/{round}/settlement"));
