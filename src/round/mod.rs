@@ -705,84 +705,56 @@ pub const PART_BYTES: usize = 512 * 1024;
 /// another kind. [`State::apply`] of the parts and then the event is the apply of the whole
 /// event; the writer applies the whole event and logs these.
 pub fn in_parts(event: &Event) -> Option<Vec<Event>> {
-    fn chunks<T: Serialize + Clone>(items: &[T]) -> Vec<Vec<T>> {
-        let mut out: Vec<Vec<T>> = vec![Vec::new()];
+    /// The list cut into runs of at most [`PART_BYTES`] (as JSON): every run but the last,
+    /// and the last; `None` when it is one run.
+    fn cut<T: Serialize + Clone>(items: &[T]) -> Option<(Vec<Vec<T>>, Vec<T>)> {
+        let mut runs: Vec<Vec<T>> = vec![Vec::new()];
         let mut bytes = 0;
         for item in items {
             let len = serde_json::to_vec(item).map_or(0, |v| v.len()) + 1;
-            let last = out.last_mut().expect("one chunk at least");
-            if bytes + len > PART_BYTES && !last.is_empty() {
-                out.push(Vec::new());
+            if bytes + len > PART_BYTES && runs.last().is_some_and(|r| !r.is_empty()) {
+                runs.push(Vec::new());
                 bytes = 0;
             }
             bytes += len;
-            out.last_mut()
-                .expect("one chunk at least")
+            runs.last_mut()
+                .expect("one run at least")
                 .push(item.clone());
         }
-        out
+        let last = runs.pop().filter(|_| !runs.is_empty())?;
+        Some((runs, last))
     }
-    match event {
+    let (mut out, last) = match event {
         Event::RoundSettled {
-            round,
-            settlements,
-            stake_minor,
-            paid_minor,
-            rng_seed,
+            round, settlements, ..
         } => {
-            let mut parts = chunks(settlements);
-            if parts.len() < 2 {
-                return None;
-            }
-            let last = parts.pop().expect("two parts at least");
-            let mut out: Vec<Event> = parts
-                .into_iter()
-                .map(|settlements| Event::RoundSettledPart {
-                    round: round.clone(),
-                    settlements,
-                })
-                .collect();
-            out.push(Event::RoundSettled {
+            let (runs, last) = cut(settlements)?;
+            let parts = runs.into_iter().map(|settlements| Event::RoundSettledPart {
                 round: round.clone(),
-                settlements: last,
-                stake_minor: *stake_minor,
-                paid_minor: *paid_minor,
-                rng_seed: rng_seed.clone(),
+                settlements,
             });
-            Some(out)
-        }
-        Event::RoundVoided {
-            round,
-            reason,
-            refunds,
-            refund_minor,
-            actor,
-            rng_seed,
-        } => {
-            let mut parts = chunks(refunds);
-            if parts.len() < 2 {
-                return None;
+            let mut last_event = event.clone();
+            if let Event::RoundSettled { settlements, .. } = &mut last_event {
+                *settlements = last;
             }
-            let last = parts.pop().expect("two parts at least");
-            let mut out: Vec<Event> = parts
-                .into_iter()
-                .map(|refunds| Event::RoundVoidedPart {
-                    round: round.clone(),
-                    refunds,
-                })
-                .collect();
-            out.push(Event::RoundVoided {
-                round: round.clone(),
-                reason: reason.clone(),
-                refunds: last,
-                refund_minor: *refund_minor,
-                actor: actor.clone(),
-                rng_seed: rng_seed.clone(),
-            });
-            Some(out)
+            (parts.collect::<Vec<_>>(), last_event)
         }
-        _ => None,
-    }
+        Event::RoundVoided { round, refunds, .. } => {
+            let (runs, last) = cut(refunds)?;
+            let parts = runs.into_iter().map(|refunds| Event::RoundVoidedPart {
+                round: round.clone(),
+                refunds,
+            });
+            let mut last_event = event.clone();
+            if let Event::RoundVoided { refunds, .. } = &mut last_event {
+                *refunds = last;
+            }
+            (parts.collect::<Vec<_>>(), last_event)
+        }
+        _ => return None,
+    };
+    out.push(last);
+    Some(out)
 }
 
 /// One bet's settlement as logged and as returned to the operator.
