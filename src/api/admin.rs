@@ -524,7 +524,11 @@ pub async fn rotate_key(
     ),
 )]
 #[get("/metrics")]
-pub async fn metrics(state: web::Data<AppState>, req: actix_web::HttpRequest) -> HttpResponse {
+pub async fn metrics(
+    state: web::Data<AppState>,
+    reads: web::Data<super::audit::LogReads>,
+    req: actix_web::HttpRequest,
+) -> HttpResponse {
     let openmetrics = req
         .headers()
         .get(actix_web::http::header::ACCEPT)
@@ -535,11 +539,19 @@ pub async fn metrics(state: web::Data<AppState>, req: actix_web::HttpRequest) ->
     let pool = state.service.pool.clone();
     let now = chrono::Utc::now();
     // A standby answers 0 (`api::standby`).
-    let mut gauges = vec![(
-        "pitboss_node_writer",
-        "1 on the node that writes the log, 0 on a standby",
-        1,
-    )];
+    let mut gauges = vec![
+        (
+            "pitboss_node_writer",
+            "1 on the node that writes the log, 0 on a standby",
+            1,
+        ),
+        (
+            "pitboss_read_log_entries",
+            "Entries in the store the audit reads are served from (with --read-database-url, the \
+             replica: pitboss_log_entries minus this is its lag, in entries)",
+            i64::try_from(reads.committed()).unwrap_or(i64::MAX),
+        ),
+    ];
     if let Ok(Ok((outstanding, overdue))) = web::block(move || {
         let mut conn = pool
             .get()

@@ -233,6 +233,16 @@ fn audit_reads_are_served_from_a_read_replica_postgres() {
         "every entry up to the cursor"
     );
 
+    // The writer says how far the replica is behind it: not at all, once it has replayed.
+    let (s, text) = a.get_text(None, "/metrics");
+    assert_eq!(s, 200);
+    let on_replica = crate::server::metric_in(&text, "pitboss_read_log_entries");
+    assert!(
+        on_replica >= size,
+        "{on_replica} entries on the replica, {size} signed"
+    );
+    assert!(on_replica <= crate::server::metric_in(&text, "pitboss_log_entries"));
+
     // The primary gone: commands fail, the audit log's reads still come from the replica.
     pair.stop_primary();
     for (path, want) in paths.iter().zip(&want) {
