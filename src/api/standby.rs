@@ -81,6 +81,9 @@ pub struct Shared {
     served: Counter,
     /// The keys and limits of the reads served here.
     gate: web::Data<super::auth::Gate>,
+    /// Where those reads come from, and `pitboss_read_log_entries`: the log's size there.
+    reads: web::Data<super::audit::LogReads>,
+    read_entries: prometheus_client::metrics::gauge::Gauge,
     registry: prometheus_client::registry::Registry,
 }
 
@@ -289,6 +292,13 @@ fn start(
         "Requests this standby received for the writer, by outcome",
         forwarded.clone(),
     );
+    let read_entries = prometheus_client::metrics::gauge::Gauge::default();
+    registry.register(
+        "pitboss_read_log_entries",
+        "Entries in the store the audit reads are served from (the primary, or the replica of \
+         --read-database-url)",
+        read_entries.clone(),
+    );
     registry.register(
         "pitboss_standby_served",
         "Audit reads this standby answered itself, from the store",
@@ -303,6 +313,8 @@ fn start(
         forwarded,
         served,
         gate: gate.clone(),
+        reads: reads.clone(),
+        read_entries,
         registry,
     });
     let data = web::Data::from(shared.clone());
@@ -390,6 +402,9 @@ async fn readyz(shared: web::Data<Shared>) -> Result<HttpResponse, Problem> {
 }
 
 async fn metrics(shared: web::Data<Shared>) -> HttpResponse {
+    shared
+        .read_entries
+        .set(i64::try_from(shared.reads.committed()).unwrap_or(i64::MAX));
     let mut out = String::new();
     prometheus_client::encoding::prometheus_text::encode(&mut out, &shared.registry)
         .expect("writing to a String does not fail");

@@ -670,6 +670,10 @@ fn a_standby_serves_the_audit_log_from_the_store_postgres() {
         crate::server::metric_in(&text, "pitboss_standby_served_total") >= 6,
         "{text}"
     );
+    assert!(
+        crate::server::metric_in(&text, "pitboss_read_log_entries") >= size,
+        "{text}"
+    );
     // Bad queries get the writer's problem, from the standby.
     let (s, body, by) = read(&b, &auditor, "/v1/audit/entries?limit=0");
     assert_eq!((s, by), (400, None), "{body}");
