@@ -4,12 +4,13 @@ refused), against a running pitboss: how large a round settles. Standard library
 
     python3 bench/large-round.py http://127.0.0.1:8080 pb_<admin key> 6000
 
-Prints the spin's answer (and the void's, if the spin was refused). The table and player ids
+Prints how long placing the bets took (requests of 500), and the spin's answer (and the void's, if the spin was refused). The table and player ids
 are long (46 and 47 characters), as every settlement carries them.
 """
 import json
 import os
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -42,7 +43,8 @@ assert s == 201, t
 s, r = req("POST", f"/v1/tables/{table}/rounds", {}, op)
 assert s == 201, r
 rnd = r["round"]
-done = 0
+done = accepted = 0
+started = time.monotonic()
 while done < n:
     k = min(500, n - done)
     bets = [
@@ -52,8 +54,10 @@ while done < n:
     ]
     s, r = req("POST", f"/v1/rounds/{rnd}/bets", {"bets": bets}, op)
     assert s == 200, str(r)[:300]
+    accepted += sum(1 for x in r["results"] if x["status"] == "accepted")
     done += k
-print("placed", done)
+print(f"sent {done} bets in {time.monotonic() - started:.2f} s, {accepted} accepted "
+      "(the rest arrived after the plan's betting window)")
 # Betting may have closed by itself meanwhile (the plan's betting window): 409 then.
 s, r = req("POST", f"/v1/rounds/{rnd}/events", {"type": "close_betting"}, op)
 assert s == 200 or r.get("code") == "out_of_order", r

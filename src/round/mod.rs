@@ -929,6 +929,29 @@ pub struct RoundState {
     /// the round awaits (`expected`: the next step, who owes which decision, the legal ones).
     #[schema(required = true)]
     pub blackjack: Option<BlackjackRound>,
+    /// The round's bets by player, for the checks each new bet makes against the player's
+    /// earlier ones (not serialised: built from `bets` as far as it has grown).
+    #[serde(skip)]
+    #[schema(ignore)]
+    by_player: BetIndex,
+}
+
+/// The positions in a round's `bets` of each player's bets. `bets` only grows (a refund
+/// marks a bet, nothing removes one), so the index is brought up to date by reading the bets
+/// added since it last looked; a clone starts empty and is built again when first asked.
+#[derive(Default)]
+struct BetIndex(std::sync::Mutex<(usize, std::collections::HashMap<String, Vec<u32>>)>);
+
+impl Clone for BetIndex {
+    fn clone(&self) -> BetIndex {
+        BetIndex::default()
+    }
+}
+
+impl std::fmt::Debug for BetIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BetIndex")
+    }
 }
 
 /// A table as readers see it.
@@ -1055,6 +1078,28 @@ impl RoundState {
             settlements: r.settlements,
             refunds: r.refunds,
             blackjack: r.blackjack,
+            by_player: BetIndex::default(),
+        })
+    }
+
+    /// The placements of `player`'s bets that stand (not refunded), in the order placed: one
+    /// look-up, however many bets the round holds.
+    fn standing_placements_of(&self, player: &str) -> Vec<&Placements> {
+        let mut index = self.by_player.0.lock().expect("bet index lock");
+        let (seen, by_player) = &mut *index;
+        for (i, b) in self.bets.iter().enumerate().skip(*seen) {
+            by_player
+                .entry(b.player.clone())
+                .or_default()
+                .push(u32::try_from(i).expect("a round holds fewer bets than u32::MAX"));
+        }
+        *seen = self.bets.len();
+        by_player.get(player).map_or_else(Vec::new, |at| {
+            at.iter()
+                .map(|&i| &self.bets[i as usize])
+                .filter(|b| !b.refunded)
+                .map(|b| &b.placements)
+                .collect()
         })
     }
 
@@ -1344,14 +1389,12 @@ impl State {
                     continue;
                 }
             };
-            let existing = r
-                .bets
-                .iter()
-                .filter(|b| !b.refunded)
-                .map(|b| (b.player.as_str(), &b.placements))
-                .chain(accepted.iter().map(|(p, ps)| (*p, ps)))
-                .filter(|(p, _)| p == player)
-                .map(|(_, ps)| ps);
+            let existing = r.standing_placements_of(player).into_iter().chain(
+                accepted
+                    .iter()
+                    .filter(|(p, _)| p == player)
+                    .map(|(_, ps)| ps),
+            );
             if let Err(e) = eng.check_round(existing, &placements) {
                 events.push(refused(e.with_plan(&plan.key())));
                 continue;
@@ -2487,6 +2530,7 @@ impl State {
                         settlements: None,
                         refunds: None,
                         blackjack: None,
+                        by_player: BetIndex::default(),
                     },
                 );
             }
