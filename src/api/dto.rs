@@ -185,6 +185,7 @@ pub struct CompleteBet {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TableOpenedReply {
+    /// The table's id, `<operator>:<name>`: its rounds are `<id>.<number>`.
     pub table: String,
     /// The plan as `id@version`: the table keeps this version for its whole life.
     pub plan: String,

@@ -47,7 +47,7 @@ pub struct ResumeRequest {
 #[utoipa::path(
     tag = "rounds",
     security(("api_key" = [])),
-    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1"), IdempotencyKey),
+    params(("round" = String, Path, description = "The round id as answered, `<table id>.<number>`; an operator may name its own round by its table's name alone (`t1.1`).", example = "t1.1"), IdempotencyKey),
     request_body = PauseRequest,
     responses(
         (status = 200, description = "The round is paused.", body = PauseReply),
@@ -91,7 +91,7 @@ pub async fn pause(
 #[utoipa::path(
     tag = "rounds",
     security(("api_key" = [])),
-    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1"), IdempotencyKey),
+    params(("round" = String, Path, description = "The round id as answered, `<table id>.<number>`; an operator may name its own round by its table's name alone (`t1.1`).", example = "t1.1"), IdempotencyKey),
     request_body = ResumeRequest,
     responses(
         (status = 200, description = "The round goes on.", body = PauseReply),

@@ -256,7 +256,7 @@ fn table_item_of(t: &crate::round::TableState, opened_at: String) -> TableItem {
 #[utoipa::path(
     tag = "tables",
     security(("api_key" = [])),
-    params(("table" = String, Path, description = "The table id."), RoundsQuery),
+    params(("table" = String, Path, description = "The table id as answered, `<operator>:<name>`; an operator may name its own table by its name alone."), RoundsQuery),
     responses(
         (status = 200, description = "A page of rounds.", body = RoundList),
         (status = 400, description = "`malformed_query` or `bad_limit`.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -273,7 +273,7 @@ pub async fn list_rounds(
     q: web::Query<RoundsQuery>,
 ) -> Result<HttpResponse, Problem> {
     let limit = limit_of(q.limit)?;
-    let table = path.into_inner();
+    let names = super::tables::named(&caller, &path);
     let q = q.into_inner();
     let first = cursor(q.after)?;
     let svc = state.clone();
@@ -284,13 +284,19 @@ pub async fn list_rounds(
             .pool
             .get()
             .map_err(|e| StoreError::Pool(e.to_string()))?;
-        let Some(owner) = table_item(&svc, &mut c, &table, String::new())?.map(|t| t.operator)
-        else {
+        // The first of the names' tables the caller may read (an operator's bare name: its
+        // scoped table, else its own table from before ids were scoped).
+        let mut table = None;
+        for id in names {
+            let owner = table_item(&svc, &mut c, &id, String::new())?.map(|t| t.operator);
+            if owner.is_some_and(|o| caller.reads_all() || caller.operator.as_deref() == Some(&o)) {
+                table = Some(id);
+                break;
+            }
+        }
+        let Some(table) = table else {
             return Ok(None);
         };
-        if !caller.reads_all() && caller.operator.as_deref() != Some(owner.as_str()) {
-            return Ok(None);
-        }
         let ts = |t: chrono::DateTime<chrono::Utc>| {
             t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
         };

@@ -175,7 +175,8 @@ pub(super) async fn run_as(
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"table": "t1", "plan": "alg-roulette@1", "mode": "live"}))]
 pub struct OpenTable {
-    /// The operator's table id (1–64 of `a-z A-Z 0-9 _ -`), unique in the service.
+    /// The operator's name for the table (1–64 of `a-z A-Z 0-9 _ -`), unique among its own
+    /// tables; the table's id is `<operator>:<name>`.
     pub table: String,
     /// `id@version` (or `id` for the latest): the table keeps this version for its whole life.
     pub plan: String,
@@ -259,7 +260,7 @@ pub struct Reason {
 #[utoipa::path(
     tag = "tables",
     security(("api_key" = [])),
-    params(("table" = String, Path, description = "The table id."), IdempotencyKey),
+    params(("table" = String, Path, description = "The table id as answered, `<operator>:<name>`; an operator may name its own table by its name alone."), IdempotencyKey),
     request_body = Reason,
     responses(
         (status = 200, description = "The table is closed.", body = TableClosedReply),
@@ -303,7 +304,7 @@ pub async fn close_table(
 #[utoipa::path(
     tag = "rounds",
     security(("api_key" = [])),
-    params(("table" = String, Path, description = "The table id."), IdempotencyKey),
+    params(("table" = String, Path, description = "The table id as answered, `<operator>:<name>`; an operator may name its own table by its name alone."), IdempotencyKey),
     request_body(content = Option<super::schemas::EmptyObject>, description = "None, or an empty object.", example = json!({})),
     responses(
         (status = 201, description = "The round is open for bets.", body = RoundOpenedReply),
@@ -355,7 +356,7 @@ pub struct PlayerConnection {
 #[utoipa::path(
     tag = "tables",
     security(("api_key" = [])),
-    params(("table" = String, Path, description = "The table id."), IdempotencyKey),
+    params(("table" = String, Path, description = "The table id as answered, `<operator>:<name>`; an operator may name its own table by its name alone."), IdempotencyKey),
     request_body = PlayerConnection,
     responses(
         (status = 200, description = "Logged.", body = ConnectionReply),
@@ -409,7 +410,7 @@ pub struct Bets {
 #[utoipa::path(
     tag = "rounds",
     security(("api_key" = [])),
-    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1"), IdempotencyKey),
+    params(("round" = String, Path, description = "The round id as answered, `<table id>.<number>`; an operator may name its own round by its table's name alone (`t1.1`).", example = "t1.1"), IdempotencyKey),
     request_body(
         content = BetsRequest,
         description = "One object per bet; which fields it takes depends on `bet`. Amounts are minor units.",
@@ -530,7 +531,7 @@ pub enum DealerEvent {
 #[utoipa::path(
     tag = "rounds",
     security(("api_key" = [])),
-    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1"), IdempotencyKey),
+    params(("round" = String, Path, description = "The round id as answered, `<table id>.<number>`; an operator may name its own round by its table's name alone (`t1.1`).", example = "t1.1"), IdempotencyKey),
     request_body(
         content = DealerEvent,
         examples(
@@ -615,7 +616,7 @@ pub struct VoidRequest {
 #[utoipa::path(
     tag = "rounds",
     security(("api_key" = [])),
-    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1"), IdempotencyKey),
+    params(("round" = String, Path, description = "The round id as answered, `<table id>.<number>`; an operator may name its own round by its table's name alone (`t1.1`).", example = "t1.1"), IdempotencyKey),
     request_body = VoidRequest,
     responses(
         (status = 200, description = "The round is voided, or the named stakes; `refunds` lists each stake returned (`phase` is `voided` only for a whole round).", body = RoundOutcome),
@@ -674,7 +675,7 @@ pub struct WithdrawalRequest {
 #[utoipa::path(
     tag = "rounds",
     security(("api_key" = [])),
-    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1"), IdempotencyKey),
+    params(("round" = String, Path, description = "The round id as answered, `<table id>.<number>`; an operator may name its own round by its table's name alone (`t1.1`).", example = "t1.1"), IdempotencyKey),
     request_body = WithdrawalRequest,
     responses(
         (status = 200, description = "The bets are withdrawn; `refunds` lists each stake returned.", body = RoundOutcome),
@@ -736,7 +737,7 @@ pub struct PlayerDecision {
 #[utoipa::path(
     tag = "rounds",
     security(("api_key" = [])),
-    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1"), IdempotencyKey),
+    params(("round" = String, Path, description = "The round id as answered, `<table id>.<number>`; an operator may name its own round by its table's name alone (`t1.1`).", example = "t1.1"), IdempotencyKey),
     request_body = DecisionsRequest,
     responses(
         (status = 200, description = "Each decision taken or refused, in request order (`decisions`); `phase` is `betting_closed` once the decision time closed.", body = RoundOutcome),
@@ -799,7 +800,7 @@ pub enum ShoeActionKind {
 #[utoipa::path(
     tag = "tables",
     security(("api_key" = [])),
-    params(("table" = String, Path, description = "The table id."), IdempotencyKey),
+    params(("table" = String, Path, description = "The table id as answered, `<operator>:<name>`; an operator may name its own table by its name alone."), IdempotencyKey),
     request_body = ShoeAction,
     responses(
         (status = 200, description = "Logged.", body = ShoeReply),
@@ -845,7 +846,7 @@ pub async fn shoe(
 #[utoipa::path(
     tag = "tables",
     security(("api_key" = [])),
-    params(("table" = String, Path, description = "The table id."), IdempotencyKey),
+    params(("table" = String, Path, description = "The table id as answered, `<operator>:<name>`; an operator may name its own table by its name alone."), IdempotencyKey),
     request_body(
         content = super::schemas::TableAction,
         description = "One action of the table's game, or `{\"action\": \"automatic\"}`.",
@@ -916,7 +917,7 @@ fn visible_table<'a>(
 #[utoipa::path(
     tag = "tables",
     security(("api_key" = [])),
-    params(("table" = String, Path, description = "The table id.")),
+    params(("table" = String, Path, description = "The table id as answered, `<operator>:<name>`; an operator may name its own table by its name alone.")),
     responses(
         (status = 200, description = "The table.", body = crate::round::TableState),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -929,16 +930,43 @@ pub async fn get_table(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result<HttpResponse, Problem> {
-    {
-        let s = state.service.state.read().expect("state lock");
-        if let Some(t) = s.tables.get(path.as_str()) {
-            let t = visible_table(&caller, Some(t))?;
-            return Ok(HttpResponse::Ok().json(t));
+    for id in named(&caller, &path) {
+        if let Some(found) = visible_table_json(&state, &caller, id).await? {
+            return Ok(found);
         }
     }
-    // A closed table: as stored when it closed, byte for byte.
+    Err(Problem::not_found("table_not_found", "no such table"))
+}
+
+/// The ids a caller's name for a table or round may stand for, in the order tried: an
+/// operator's bare name (`t1`, `t1.3`) is first its scoped id (`op:t1`, issue 17), then a
+/// table it opened before ids were scoped, logged bare; other callers, and scoped ids, name
+/// what the log names. Whichever is found is still checked to be the caller's to read.
+pub(super) fn named(caller: &Caller, id: &str) -> Vec<String> {
+    match caller.operator.as_deref() {
+        Some(op) if !caller.reads_all() && !id.contains(crate::round::SCOPE) => {
+            vec![crate::round::scoped(op, id), id.to_string()]
+        }
+        _ => vec![id.to_string()],
+    }
+}
+
+/// A table the caller may read: live from memory, closed from the store (as stored when it
+/// closed, byte for byte); `None` when there is none it may read.
+async fn visible_table_json(
+    state: &web::Data<AppState>,
+    caller: &Caller,
+    id: String,
+) -> Result<Option<HttpResponse>, Problem> {
+    {
+        let s = state.service.state.read().expect("state lock");
+        if let Some(t) = s.tables.get(id.as_str()) {
+            return Ok(visible_table(caller, Some(t))
+                .ok()
+                .map(|t| HttpResponse::Ok().json(t)));
+        }
+    }
     let pool = state.service.pool.clone();
-    let id = path.into_inner();
     let stored = web::block(move || {
         let mut conn = pool
             .get()
@@ -952,11 +980,13 @@ pub async fn get_table(
         Some((operator, _, body))
             if caller.reads_all() || caller.operator.as_deref() == Some(operator.as_str()) =>
         {
-            Ok(HttpResponse::Ok()
-                .content_type("application/json")
-                .body(body))
+            Ok(Some(
+                HttpResponse::Ok()
+                    .content_type("application/json")
+                    .body(body),
+            ))
         }
-        _ => Err(Problem::not_found("table_not_found", "no such table")),
+        _ => Ok(None),
     }
 }
 
@@ -978,23 +1008,41 @@ async fn visible_round(
     caller: &Caller,
     round: &str,
 ) -> Result<RoundView, Problem> {
-    let absent = || Problem::not_found("round_not_found", format!("no round {round}"));
+    for id in named(caller, round) {
+        if let Some(v) = visible_round_as(state, caller, &id).await? {
+            return Ok(v);
+        }
+    }
+    Err(Problem::not_found(
+        "round_not_found",
+        format!("no round {round}"),
+    ))
+}
+
+/// The round of the log's id `round`, if the caller may read it.
+async fn visible_round_as(
+    state: &web::Data<AppState>,
+    caller: &Caller,
+    round: &str,
+) -> Result<Option<RoundView>, Problem> {
     {
         let s = state.service.state.read().expect("state lock");
         if let Some(r) = s.rounds.get(round) {
-            let t = visible_table(caller, s.tables.get(&r.table)).map_err(|_| absent())?;
+            let Ok(t) = visible_table(caller, s.tables.get(&r.table)) else {
+                return Ok(None);
+            };
             // The hole card is face down to the operator until the dealer plays.
             let masked = (!caller.reads_all())
                 .then(|| r.masked_for_operator(&t.loaded))
                 .flatten();
-            return Ok(RoundView {
+            return Ok(Some(RoundView {
                 json: serde_json::to_string(masked.as_ref().unwrap_or(r))
                     .expect("rounds serialise"),
                 hole_card_input: masked.and_then(|_| r.hidden_hole_card_input(&t.loaded)),
                 round: r.clone(),
                 table: t.table.clone(),
                 plan: t.plan.clone(),
-            });
+            }));
         }
     }
     let pool = state.service.pool.clone();
@@ -1011,18 +1059,18 @@ async fn visible_round(
     .map_err(|e| super::problem::unavailable(&e.to_string()))?
     .map_err(|e| super::problem::unavailable(&e.to_string()))?;
     let Some(v) = stored else {
-        return Err(absent());
+        return Ok(None);
     };
     if !caller.reads_all() && caller.operator.as_deref() != Some(v.operator.as_str()) {
-        return Err(absent());
+        return Ok(None);
     }
-    Ok(RoundView {
+    Ok(Some(RoundView {
         table: v.round.table.clone(),
         round: v.round,
         json: v.json,
         plan: v.plan,
         hole_card_input: None,
-    })
+    }))
 }
 
 /// One round, with its bets.
@@ -1031,7 +1079,7 @@ async fn visible_round(
 #[utoipa::path(
     tag = "rounds",
     security(("api_key" = [])),
-    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1")),
+    params(("round" = String, Path, description = "The round id as answered, `<table id>.<number>`; an operator may name its own round by its table's name alone (`t1.1`).", example = "t1.1")),
     responses(
         (status = 200, description = "The round.", body = crate::round::RoundState),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -1056,7 +1104,7 @@ pub async fn get_round(
 #[utoipa::path(
     tag = "rounds",
     security(("api_key" = [])),
-    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1")),
+    params(("round" = String, Path, description = "The round id as answered, `<table id>.<number>`; an operator may name its own round by its table's name alone (`t1.1`).", example = "t1.1")),
     responses(
         (status = 200, description = "The settlement, or the refunds.", body = SettlementDocument),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -1117,7 +1165,7 @@ pub async fn get_settlement(
 #[utoipa::path(
     tag = "rounds",
     security(("api_key" = [])),
-    params(("round" = String, Path, description = "The round id, `<table>.<number>`.", example = "t1.1")),
+    params(("round" = String, Path, description = "The round id as answered, `<table id>.<number>`; an operator may name its own round by its table's name alone (`t1.1`).", example = "t1.1")),
     responses(
         (status = 200, description = "The round's logged entries, in order.", body = Recall),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
@@ -1131,13 +1179,14 @@ pub async fn recall(
     caller: Caller,
     path: web::Path<String>,
 ) -> Result<HttpResponse, Problem> {
-    let round = path.into_inner();
     let RoundView {
         plan,
         table,
         hole_card_input,
+        round,
         ..
-    } = visible_round(&state, &caller, &round).await?;
+    } = visible_round(&state, &caller, &path).await?;
+    let round = round.round;
     let pool = state.service.pool.clone();
     let live_reg = state
         .service

@@ -1153,6 +1153,29 @@ pub fn bet_id(round: &str, index: usize) -> String {
     format!("{round}.{}", index + 1)
 }
 
+/// The separator of a scoped id: `<operator>:<table>`. Neither an operator's nor a table's id
+/// can hold it (see [`check_id`]), so a scoped id names exactly one operator's table.
+pub const SCOPE: char = ':';
+
+/// The id the log gives a table an operator names `name`: `<operator>:<name>`. Table ids are
+/// scoped to their operator (issue 17): two operators may both name a table `t1`, and neither
+/// learns of the other's. Its rounds are `<operator>:<name>.<number>`, their bets
+/// `<operator>:<name>.<number>.<index>`. Tables opened before ids were scoped keep the bare
+/// name they were logged with ([`State::resolve_table`]).
+pub fn scoped_table(operator: &str, name: &str) -> String {
+    format!("{operator}{SCOPE}{name}")
+}
+
+/// An id as an operator names it (`t1`, `t1.3`, `t1.3.2`) in that operator's scope; an id
+/// already scoped (holding [`SCOPE`]) is kept as it is.
+pub fn scoped(operator: &str, id: &str) -> String {
+    if id.contains(SCOPE) {
+        id.to_string()
+    } else {
+        scoped_table(operator, id)
+    }
+}
+
 impl State {
     pub fn table_of_operator(&self, operator: &str, table: &str) -> Result<&TableState, Refusal> {
         match self.tables.get(table) {
@@ -1192,6 +1215,8 @@ impl State {
         mode: Mode,
     ) -> Result<Vec<Event>, Refusal> {
         check_id("table", table)?;
+        let name = table;
+        let table = &scoped_table(operator, name);
         let r: crate::plan::PlanRef = plan_ref
             .parse()
             .map_err(|e: crate::plan::model::PlanRefError| refuse("bad_plan_ref", e.to_string()))?;
@@ -1231,10 +1256,17 @@ impl State {
                     .unwrap_or_else(|| "plan.modes".into()),
             ));
         }
-        if self.tables.contains_key(table) {
+        // The operator's own table of that name: scoped, or logged bare before ids were
+        // scoped. Another operator's table of the same name is no concern of this one.
+        if self.tables.contains_key(table)
+            || self
+                .tables
+                .get(name)
+                .is_some_and(|t| t.operator == operator)
+        {
             return Err(refuse(
                 "table_exists",
-                format!("table {table} already exists"),
+                format!("table {name} already exists"),
             ));
         }
         // Every admitted plan was logged (`plan_loaded`) when the service started.
@@ -3211,6 +3243,7 @@ mod tests {
             .decide_open_table(&plans, "op1", &table, "evolution-roulette@1", Mode::Live)
             .expect("table");
         apply(&mut state, &events);
+        let table = super::scoped_table("op1", &table);
         let events = state
             .decide_open_round("op1", &table, now, None)
             .expect("round");
@@ -3291,10 +3324,13 @@ mod tests {
             .expect("table");
         apply(&mut small, &events);
         let events = small
-            .decide_open_round("op1", "t1", now, None)
+            .decide_open_round("op1", "op1:t1", now, None)
             .expect("round");
         apply(&mut small, &events);
-        let r = small.tables["t1"].current_round.clone().expect("a round");
+        let r = small.tables["op1:t1"]
+            .current_round
+            .clone()
+            .expect("a round");
         let bet = json!({"bet": "straight", "numbers": [7], "stake_minor": 100});
         let events = small
             .decide_bets("op1", &r, now, &[("p1".into(), bet)])
@@ -3302,6 +3338,81 @@ mod tests {
         apply(&mut small, &events);
         let events = small.decide_void("op1", &r, "test", None).expect("void");
         assert!(in_parts(events.last().expect("void")).is_none());
+    }
+
+    /// Table ids are scoped to their operator: two operators both open a table named `t1`,
+    /// each gets its own (`op1:t1`, `op2:t1`) and neither learns of the other's; an operator
+    /// naming its own table twice is refused, whether that table was opened scoped or, before
+    /// ids were scoped, bare.
+    #[test]
+    fn table_ids_are_scoped_to_their_operator() {
+        use super::{scoped_table, Mode, State};
+        let (plans, _) = crate::plan::PlanSet::load_dir(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("game_plans")
+                .as_path(),
+        );
+        let mut state = State::default();
+        let now = chrono::Utc::now();
+        let open = |state: &State, op: &str, name: &str| {
+            state.decide_open_table(&plans, op, name, "evolution-roulette@1", Mode::Live)
+        };
+        for op in ["op1", "op2"] {
+            let events = open(&state, op, "t1").expect("each operator opens its own t1");
+            assert!(
+                matches!(&events[0], Event::TableOpened { table, operator, .. }
+                    if *table == scoped_table(op, "t1") && operator == op),
+                "{events:?}"
+            );
+            for e in &events {
+                state.apply(&plans, e).expect("applies");
+            }
+        }
+        assert_eq!(
+            open(&state, "op1", "t1").expect_err("twice").code,
+            "table_exists"
+        );
+        // Rounds and bets carry the scoped id.
+        let events = state
+            .decide_open_round("op2", "op2:t1", now, None)
+            .expect("round");
+        assert!(
+            matches!(&events[0], Event::RoundOpened { round, .. } if round == "op2:t1.1"),
+            "{events:?}"
+        );
+        // Neither operator reaches the other's table, by either id.
+        assert_eq!(
+            state
+                .decide_open_round("op1", "op2:t1", now, None)
+                .expect_err("another operator's")
+                .code,
+            "table_not_found"
+        );
+        // A table logged bare before ids were scoped is still its operator's name.
+        let bare = Event::TableOpened {
+            table: "t2".into(),
+            operator: "op1".into(),
+            plan: "evolution-roulette@1".into(),
+            plan_sha256: plans
+                .get(&"evolution-roulette@1".parse().expect("ref"))
+                .expect("plan")
+                .hash
+                .clone(),
+            mode: Mode::Live,
+            registration: None,
+            device: None,
+        };
+        state.apply(&plans, &bare).expect("a bare table applies");
+        assert_eq!(
+            open(&state, "op1", "t2").expect_err("its bare table").code,
+            "table_exists"
+        );
+        open(&state, "op2", "t2").expect("another operator's bare table is no concern of op2");
+        // Names outside an id's alphabet cannot forge a scope.
+        assert_eq!(
+            open(&state, "op1", "op2:t3").expect_err("scope").code,
+            "bad_id"
+        );
     }
 
     /// The audit format's documentation (`audit/FORMAT.md`, 1.3) names every kind the service

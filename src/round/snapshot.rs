@@ -387,6 +387,7 @@ mod tests {
                 .decide_open_table(&plans, "op1", t, "evolution-roulette@1", Mode::Live)
                 .expect("table");
             apply(&mut state, events);
+            let t = &super::super::scoped_table("op1", t);
             let events = state.decide_open_round("op1", t, now, None).expect("round");
             apply(&mut state, events);
             let round = state.tables[t].current_round.clone().expect("a round");

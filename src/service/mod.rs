@@ -236,6 +236,39 @@ impl Command {
         }
     }
 
+    /// The table or round the command names, as the operator named it, to be resolved to
+    /// the log's id ([`resolve_names`]); with a partial void's or a withdrawal's bets.
+    fn names_mut(&mut self) -> Names<'_> {
+        match self {
+            Command::OpenTable { .. } => Names::None,
+            Command::CloseTable { table, .. }
+            | Command::OpenRound { table }
+            | Command::Shoe { table, .. }
+            | Command::TableAction { table, .. }
+            | Command::Connection { table, .. } => Names::Table(table),
+            Command::PartialVoid { round, bets, .. } | Command::Withdraw { round, bets, .. } => {
+                Names::Round(round, Some(bets))
+            }
+            Command::Bets { round, .. }
+            | Command::CloseBetting { round }
+            | Command::Spin { round, .. }
+            | Command::Draw { round }
+            | Command::Cards { round, .. }
+            | Command::Misdeal { round, .. }
+            | Command::Decisions { round, .. }
+            | Command::CloseDecisions { round }
+            | Command::Void { round, .. }
+            | Command::PauseRound { round, .. }
+            | Command::ResumeRound { round, .. }
+            | Command::ConfirmPayout { round, .. } => Names::Round(round, None),
+            Command::Keys { .. }
+            | Command::Register(_)
+            | Command::ApprovePlan { .. }
+            | Command::ApprovePlanNote { .. }
+            | Command::WithdrawApproval { .. } => Names::None,
+        }
+    }
+
     /// The table or round the command concerns.
     fn target(&self) -> (Option<String>, Option<String>) {
         match self {
@@ -1668,7 +1701,16 @@ impl Writer {
                     continue;
                 }
             }
-            if let Err(e) = fault_in(&mut self.conn, &self.plans, &mut state, &job, &mut faulted) {
+            let mut job = job;
+            if let Err(e) = resolve_names(
+                &mut self.conn,
+                &self.plans,
+                &mut state,
+                &mut job,
+                &mut faulted,
+            )
+            .and_then(|()| fault_in(&mut self.conn, &self.plans, &mut state, &job, &mut faulted))
+            {
                 drop(state);
                 self.fail_batch(
                     pending,
@@ -2322,14 +2364,16 @@ impl Writer {
                 match state.decide_open_table(&self.plans, op, table, plan, *mode) {
                     Ok(events) => {
                         let events = exception::with_registration(events, registration.as_deref());
-                        let Some(plan) = events.iter().find_map(|e| match e {
-                            Event::TableOpened { plan, .. } => Some(plan.clone()),
+                        let Some((table, plan)) = events.iter().find_map(|e| match e {
+                            Event::TableOpened { table, plan, .. } => {
+                                Some((table.clone(), plan.clone()))
+                            }
                             _ => None,
                         }) else {
                             unreachable!("decide_open_table returns TableOpened")
                         };
                         let reply = TableOpenedReply {
-                            table: table.clone(),
+                            table,
                             plan,
                             mode: *mode,
                             open: true,
@@ -2798,7 +2842,13 @@ impl Writer {
         // such, with the reason the operator was given. (503 and 429 are not refusals of the
         // command: nothing was decided.)
         if events.is_empty() && reply.is_problem() && reply.status != 503 && reply.status != 429 {
-            let (table, round) = job.command.target();
+            let (table, round) = match &job.command {
+                // A table refused its opening (its name taken) is named by its scoped id.
+                Command::OpenTable { table, .. } if !table.contains(crate::round::SCOPE) => {
+                    (Some(crate::round::scoped(&job.operator, table)), None)
+                }
+                c => c.target(),
+            };
             let t = refusal::target(state, &job.operator, table.as_deref(), round.as_deref());
             events.push(Event::CommandRefused {
                 command: job.command.name().to_string(),
@@ -3425,6 +3475,84 @@ fn fault_in(
     Ok(())
 }
 
+/// What a command names, for [`resolve_names`].
+enum Names<'a> {
+    None,
+    Table(&'a mut String),
+    Round(&'a mut String, Option<&'a mut Vec<String>>),
+}
+
+/// Resolves the table or round a command names to the id the log gives it (issue 17: table
+/// ids are scoped to their operator). An operator names its table `t1` and its rounds `t1.3`
+/// or by the ids pitboss answered (`op:t1`, `op:t1.3`). A bare name means the operator's
+/// scoped table (`op:t1`) when there is one, in memory or in the store; else the operator's
+/// own table logged bare before ids were scoped; else the scoped id (which the decision
+/// then reports as not found). Another operator's table of the same name is never chosen.
+/// Tables and rounds read from the store to decide are added to `faulted` (they leave memory
+/// with the batch).
+fn resolve_names(
+    conn: &mut DbConnection,
+    plans: &PlanSet,
+    state: &mut State,
+    job: &mut Job,
+    faulted: &mut Faulted,
+) -> Result<(), StoreError> {
+    use crate::round::scoped;
+    let op = job.operator.as_str();
+    let mut table_in = |state: &mut State, id: &str| -> Result<bool, StoreError> {
+        if derived::fault_in_table(conn, plans, state, id)? {
+            faulted.tables.push(id.to_string());
+        }
+        Ok(state.tables.contains_key(id))
+    };
+    match job.command.names_mut() {
+        Names::None => {
+            if let Command::OpenTable { table, .. } = &job.command {
+                // The decision refuses a name the operator's table already has, open or
+                // closed (scoped, or bare from before).
+                if !table.contains(crate::round::SCOPE) {
+                    table_in(state, &scoped(op, table))?;
+                }
+            }
+        }
+        Names::Table(name) => {
+            if name.contains(crate::round::SCOPE) {
+                return Ok(());
+            }
+            let id = scoped(op, name);
+            let own_bare = !table_in(state, &id)?
+                && table_in(state, name)?
+                && state.tables[name.as_str()].operator == op;
+            if !own_bare {
+                *name = id;
+            }
+        }
+        Names::Round(round, bets) => {
+            if round.contains(crate::round::SCOPE) {
+                // Bets named bare in a round named by its scoped id.
+                if round.starts_with(&scoped(op, "")) {
+                    for b in bets.into_iter().flatten() {
+                        *b = scoped(op, b);
+                    }
+                }
+                return Ok(());
+            }
+            let id = scoped(op, round);
+            let table_of = |r: &str| r.split('.').next().unwrap_or_default().to_string();
+            let own_bare = !table_in(state, &table_of(&id))?
+                && table_in(state, &table_of(round))?
+                && state.tables[table_of(round).as_str()].operator == op;
+            if !own_bare {
+                *round = id;
+                for b in bets.into_iter().flatten() {
+                    *b = scoped(op, b);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Tables and rounds read back for one batch, or finished by it: they leave memory once the
 /// batch is durable.
 #[derive(Default)]
@@ -3720,6 +3848,92 @@ pub fn check_snapshots(url: &DatabaseUrl, plans: &PlanSet, cuts: usize) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An operator's bare name resolves to its scoped table, else to its own table logged bare
+    /// before ids were scoped, never to another operator's; ids already scoped stay as sent;
+    /// a partial void's bets follow their round.
+    #[test]
+    fn names_resolve_to_the_operators_own_table_scoped_or_bare() {
+        let dir = tempfile::tempdir().expect("dir");
+        let url = DatabaseUrl::Sqlite(dir.path().join("s.sqlite").to_string_lossy().into());
+        store::migrate(&url).expect("migrate");
+        let mut conn = store::connect(&url).expect("connect");
+        let (plans, _) = PlanSet::load_dir(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("game_plans")
+                .as_path(),
+        );
+        let mut state = State::default();
+        let plan = "evolution-roulette@1";
+        let hash = plans
+            .get(&plan.parse().expect("ref"))
+            .expect("plan")
+            .hash
+            .clone();
+        let opened = |table: &str, operator: &str| Event::TableOpened {
+            table: table.into(),
+            operator: operator.into(),
+            plan: plan.into(),
+            plan_sha256: hash.clone(),
+            mode: Mode::Live,
+            registration: None,
+            device: None,
+        };
+        for e in [
+            opened("op1:t1", "op1"),
+            opened("t2", "op1"),
+            opened("t3", "op2"),
+        ] {
+            state.apply(&plans, &e).expect("applies");
+        }
+        let mut resolved = |command: Command| -> Command {
+            let mut job = Job {
+                operator: "op1".into(),
+                idem: None,
+                actor: None,
+                command,
+                reply: tokio::sync::oneshot::channel().0,
+                request_id: None,
+                queued_at: Instant::now(),
+            };
+            let mut faulted = Faulted::default();
+            resolve_names(&mut conn, &plans, &mut state, &mut job, &mut faulted).expect("store");
+            job.command
+        };
+        let table = |c: Command| c.target().0.expect("a table");
+        let open = |t: &str| Command::OpenRound { table: t.into() };
+        assert_eq!(table(resolved(open("t1"))), "op1:t1");
+        assert_eq!(table(resolved(open("t2"))), "t2", "its own, logged bare");
+        assert_eq!(table(resolved(open("t3"))), "op1:t3", "not op2's t3");
+        assert_eq!(table(resolved(open("t9"))), "op1:t9");
+        assert_eq!(table(resolved(open("op2:t3"))), "op2:t3", "as sent");
+        let void = |round: &str, bet: &str| Command::PartialVoid {
+            round: round.into(),
+            reason: "r".into(),
+            players: vec![],
+            bets: vec![bet.into()],
+        };
+        let round_and_bets = |c: Command| match c {
+            Command::PartialVoid { round, bets, .. } => (round, bets),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            round_and_bets(resolved(void("t1.1", "t1.1.2"))),
+            ("op1:t1.1".to_string(), vec!["op1:t1.1.2".to_string()])
+        );
+        assert_eq!(
+            round_and_bets(resolved(void("op1:t1.1", "t1.1.2"))),
+            ("op1:t1.1".to_string(), vec!["op1:t1.1.2".to_string()])
+        );
+        assert_eq!(
+            round_and_bets(resolved(void("t2.4", "t2.4.1"))),
+            ("t2.4".to_string(), vec!["t2.4.1".to_string()])
+        );
+        assert_eq!(
+            round_and_bets(resolved(void("t3.1", "t3.1.1"))),
+            ("op1:t3.1".to_string(), vec!["op1:t3.1.1".to_string()])
+        );
+    }
 
     /// A retry that arrives while its first answer is in flight gets that answer from the text
     /// the writer serialised once: the same status and the same JSON, byte for byte.

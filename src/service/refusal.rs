@@ -67,13 +67,18 @@ pub fn truncate(s: &str, max: usize) -> String {
 /// An id as the client named it, for the payload of a refusal: verbatim when it has the
 /// shape of an id pitboss could have issued, else its digest.
 fn requested_id(id: &str) -> Value {
-    let round_shape = id.rsplit_once('.').is_some_and(|(t, n)| {
+    // A scoped id (`op:t1`, `op:t1.3`) has an operator's id before the table's.
+    let id_in_scope = match id.split_once(crate::round::SCOPE) {
+        Some((op, rest)) if check_id("operator", op).is_ok() => rest,
+        _ => id,
+    };
+    let round_shape = id_in_scope.rsplit_once('.').is_some_and(|(t, n)| {
         check_id("table", t).is_ok()
             && n.bytes().all(|b| b.is_ascii_digit())
             && !n.is_empty()
             && n.len() <= 20
     });
-    if check_id("table", id).is_ok() || round_shape {
+    if check_id("table", id_in_scope).is_ok() || round_shape {
         Value::String(id.to_string())
     } else {
         json!({"unlogged": {"sha256": hex(&Sha256::digest(id.as_bytes())), "bytes": id.len()}})
@@ -170,6 +175,10 @@ mod tests {
     fn an_id_pitboss_could_not_have_issued_is_named_by_its_digest() {
         assert_eq!(requested_id("t1.17"), json!("t1.17"));
         assert_eq!(requested_id("table-1"), json!("table-1"));
+        assert_eq!(requested_id("op-1:t1"), json!("op-1:t1"));
+        assert_eq!(requested_id("op-1:t1.17"), json!("op-1:t1.17"));
+        assert!(requested_id("a:b:c")["unlogged"].is_object());
+        assert!(requested_id(":t1")["unlogged"].is_object());
         let long = "a".repeat(300);
         assert!(requested_id(&long)["unlogged"]["sha256"].is_string());
         assert!(requested_id("a b")["unlogged"].is_object());

@@ -154,7 +154,9 @@ impl Ctx {
     }
 
     fn take(&self, round: &str, cards: &[String]) {
+        // The round's table, by the name the test gave it (its id is `<operator>:<name>`).
         let table = round.rsplit_once('.').map_or(round, |(t, _)| t);
+        let table = table.rsplit_once(':').map_or(table, |(_, name)| name);
         let mut shoes = self.shoe.borrow_mut();
         let seen = shoes.entry(table.to_string()).or_default();
         for c in cards {

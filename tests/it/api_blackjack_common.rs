@@ -1633,7 +1633,7 @@ fn endless_removes_a_player_after_two_rounds_without_a_bet() {
     let released = exported(&ctx, "seat_released");
     assert_eq!(released.len(), 1, "{released:?}");
     assert_eq!(released[0]["player"], "p3", "{released:?}");
-    assert_eq!(released[0]["table"], "end", "{released:?}");
+    assert_eq!(released[0]["table"], "op1:end", "{released:?}");
     assert_eq!(released[0]["rounds_without_bet"], 2, "{released:?}");
     // Infinite removes nobody: it keeps no places.
     ctx.open_table("inf", INF, "live");

@@ -304,6 +304,9 @@ impl Oko {
             json!({"table": table, "plan": PLAN, "mode": "live"}),
         );
         assert_eq!(s, 201, "{b}");
+        // The table's id is scoped to its operator (`op1:oko`).
+        assert_eq!(b["table"], format!("op1:{table}"), "{b}");
+        let table = b["table"].as_str().expect("table id").to_string();
         Oko {
             server,
             op,

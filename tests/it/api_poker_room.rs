@@ -91,7 +91,7 @@ impl Room {
         assert_eq!(s, 201, "{b}");
         Poker {
             room: self,
-            id: table.to_string(),
+            id: b["table"].as_str().expect("the table's id").to_string(),
             expected: Value::Null,
             ledger: Ledger::default(),
         }
@@ -1861,7 +1861,7 @@ fn export_verifies_and_replays(room: &Room, tables: &[&str]) {
     }
     assert!(table_actions > 50, "{table_actions} table actions logged");
     for table in tables {
-        let replayed = serde_json::to_value(&state.tables[*table]).unwrap();
+        let replayed = serde_json::to_value(&state.tables[&format!("c40:{table}")]).unwrap();
         assert_eq!(
             replayed,
             room.table(table),

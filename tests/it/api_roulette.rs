@@ -254,7 +254,7 @@ fn scenario(backend: Backend) {
     let auditor = ctx2.server.create_key(ADMIN_KEY, "auditor", None);
     let (s, _, r) = ctx2
         .server
-        .get_as(Some(&auditor), "/v1/rounds/evo-live.1/settlement");
+        .get_as(Some(&auditor), "/v1/rounds/op1:evo-live.1/settlement");
     assert_eq!(s, 200, "{r}");
     assert_eq!(r["phase"], "settled");
     crate::replay::exported_log_verifies_and_replays(&ctx2.server, &auditor);
@@ -539,7 +539,7 @@ fn rng_rounds(ctx: &Ctx) {
 fn recall_tells_the_whole_round(ctx: &Ctx) {
     let (s, _, r) = ctx
         .server
-        .get_as(Some(&ctx.auditor), "/v1/rounds/evo-live.1/recall");
+        .get_as(Some(&ctx.auditor), "/v1/rounds/op1:evo-live.1/recall");
     assert_eq!(s, 200, "{r}");
     let kinds: Vec<&str> = r["entries"]
         .as_array()
@@ -562,10 +562,12 @@ fn recall_tells_the_whole_round(ctx: &Ctx) {
     );
     assert_eq!(r["plan"], "evolution-roulette@1");
     // Another operator cannot recall it.
-    let (s, _, _) = ctx
-        .server
-        .get_as(Some(&ctx.op2), "/v1/rounds/evo-live.1/recall");
-    assert_eq!(s, 404);
+    for id in ["evo-live.1", "op1:evo-live.1"] {
+        let (s, _, _) = ctx
+            .server
+            .get_as(Some(&ctx.op2), &format!("/v1/rounds/{id}/recall"));
+        assert_eq!(s, 404, "{id}");
+    }
 }
 
 /// "Sázky je nutné umístit během časového odpočtu": a bet after the betting deadline (server

@@ -100,7 +100,8 @@ fn finished_rounds_are_read_from_the_store(backend: Backend) {
     assert_eq!(server.metric("pitboss_rounds_in_memory"), 1);
     assert_eq!(server.metric("pitboss_tables_in_memory"), 2);
 
-    let finished = ["t1.1", "t1.2", "t1.3", "b1.1"];
+    // By their ids (scoped to the operator): the auditor reads them too.
+    let finished = ["op1:t1.1", "op1:t1.2", "op1:t1.3", "op1:b1.1"];
     let replayed = replayed_rounds(&server, &auditor);
     let read = |server: &TestServer, key: &str| -> Vec<(String, String)> {
         finished

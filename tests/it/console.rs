@@ -176,8 +176,8 @@ fn operator(server: &TestServer) -> String {
     server.create_key(ADMIN_KEY, "operator", Some("op1"))
 }
 
-/// A live roulette table `t1` with a settled round (`t1.1`, with a refused bet) and a
-/// voided one (`t1.2`).
+/// A live roulette table `t1` (`op1:t1`) with a settled round (`op1:t1.1`, with a refused
+/// bet) and a voided one (`op1:t1.2`).
 fn play_roulette(server: &TestServer, op: &str) {
     let ok = |(s, b): (u16, serde_json::Value)| assert!(s < 300, "{s} {b}");
     ok(server.post(
@@ -348,7 +348,7 @@ fn a_sign_in_without_its_form_token_is_refused_and_pages_need_a_session() {
         for path in [
             "/console/",
             "/console/plans",
-            "/console/rounds/t1.1",
+            "/console/rounds/op1:t1.1",
             "/console/log",
             "/console/proofs/0.json",
         ] {
@@ -581,9 +581,9 @@ fn a_rounds_recall_shows_every_entry_with_its_proof_checked_and_the_proof_verifi
     let (server, _storage) = console_server(false);
     play_roulette(&server, &operator(&server));
     let session = sign_in(&server, &server.create_key(ADMIN_KEY, "auditor", None)).unwrap();
-    let (_, _, recall) = server.get_as(Some(ADMIN_KEY), "/v1/rounds/t1.1/recall");
+    let (_, _, recall) = server.get_as(Some(ADMIN_KEY), "/v1/rounds/op1:t1.1/recall");
     let entries = recall["entries"].as_array().unwrap();
-    let page = get(&server, "/console/rounds/t1.1", &session, &[]);
+    let page = get(&server, "/console/rounds/op1:t1.1", &session, &[]);
     assert_eq!(page.status, 200, "{}", page.body);
     assert_eq!(page.body.matches("✓ included").count(), entries.len());
     assert!(!page.body.contains("not verified"));
@@ -601,7 +601,7 @@ fn a_rounds_recall_shows_every_entry_with_its_proof_checked_and_the_proof_verifi
         page.body.contains("180,00 Kč"),
         "the split's credit: 10 Kč back and 170 Kč won"
     );
-    let voided = get(&server, "/console/rounds/t1.2", &session, &[]);
+    let voided = get(&server, "/console/rounds/op1:t1.2", &session, &[]);
     assert!(voided.body.contains("Voided") && voided.body.contains("wheel malfunction"));
 
     // The raw proof checks offline with the public key alone.
@@ -631,12 +631,12 @@ fn a_rounds_recall_shows_every_entry_with_its_proof_checked_and_the_proof_verifi
 
     // Tables: the open one with its plan version and current round.
     let tables = get(&server, "/console/tables", &session, &[]);
-    assert!(tables.body.contains("href=\"/console/tables/t1\""));
+    assert!(tables.body.contains("href=\"/console/tables/op1:t1\""));
     assert!(tables.body.contains("evolution-roulette@1"));
-    let t = get(&server, "/console/tables/t1", &session, &[]);
+    let t = get(&server, "/console/tables/op1:t1", &session, &[]);
     assert!(
-        t.body.contains("href=\"/console/rounds/t1.2\"")
-            && t.body.contains("href=\"/console/rounds/t1.1\"")
+        t.body.contains("href=\"/console/rounds/op1:t1.2\"")
+            && t.body.contains("href=\"/console/rounds/op1:t1.1\"")
     );
 }
 
@@ -665,14 +665,19 @@ fn the_log_pages_filter_entries_and_show_the_significant_events() {
         &session,
         &[],
     );
-    assert!(voids.body.contains("href=\"/console/rounds/t1.2\""));
-    assert!(!voids.body.contains("href=\"/console/rounds/t1.1\""));
-    let round = get(&server, "/console/log/entries?round=t1.1", &session, &[]);
+    assert!(voids.body.contains("href=\"/console/rounds/op1:t1.2\""));
+    assert!(!voids.body.contains("href=\"/console/rounds/op1:t1.1\""));
+    let round = get(
+        &server,
+        "/console/log/entries?round=op1:t1.1",
+        &session,
+        &[],
+    );
     assert!(round.body.contains("<code>bet_accepted</code>"));
     assert!(!round.body.contains("<code>round_voided</code>"));
     let table = get(
         &server,
-        "/console/log/entries?table=t1&kind=round_opened",
+        "/console/log/entries?table=op1:t1&kind=round_opened",
         &session,
         &[],
     );
@@ -1072,9 +1077,9 @@ async fn drive(c: fantoccini::Client, base: String, op: String, auditor: String)
 
     // The tables, a round, a proof.
     click(&c, "header.site nav a[href='/console/tables']").await;
-    click(&c, "#tables a[href='/console/tables/t1']").await;
-    click(&c, "#rounds a[href='/console/rounds/t1.1']").await;
-    assert_eq!(text_of(&c, "h1").await, "Round t1.1");
+    click(&c, "#tables a[href='/console/tables/op1:t1']").await;
+    click(&c, "#rounds a[href='/console/rounds/op1:t1.1']").await;
+    assert_eq!(text_of(&c, "h1").await, "Round op1:t1.1");
     let status = text_of(&c, "[role=status]").await;
     assert!(status.contains("entries shown verified"), "{status}");
     assert!(!text_of(&c, "#recall").await.contains("not verified"));

@@ -118,7 +118,7 @@ fn entries_say_each_thing_once(backend: Backend) {
     assert_eq!(bets, 12);
     assert!(
         all.iter()
-            .any(|v| v["kind"] == "command_refused" && v["ids"]["round"] == "t1.2"),
+            .any(|v| v["kind"] == "command_refused" && v["ids"]["round"] == "op1:t1.2"),
         "the refusal names its round in its ids"
     );
     // The placements the replay derives are the ones the service answered and serves.
@@ -196,7 +196,7 @@ fn entries_say_each_thing_once(backend: Backend) {
     assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout.starts_with(&format!(
-            "DISAGREE seq {straight} (bet_accepted): bet t1.1.1: the logged placements are not what the plan reads from its request"
+            "DISAGREE seq {straight} (bet_accepted): bet op1:t1.1.1: the logged placements are not what the plan reads from its request"
         )),
         "{}",
         out.stdout
@@ -211,7 +211,7 @@ fn entries_say_each_thing_once(backend: Backend) {
     assert_eq!(out.code, 3, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout
-            .contains("(round_settled): round t1.1: the logged settlement differs"),
+            .contains("(round_settled): round op1:t1.1: the logged settlement differs"),
         "{}",
         out.stdout
     );

@@ -124,8 +124,10 @@ fn reads_agree(server: &TestServer, op: &str, auditor: &str, tables: &[&str]) {
         recalled.sort_unstable();
         assert_eq!(&recalled, seqs, "recall of {round}");
     }
-    for table in tables {
-        let seqs = &by_table[*table];
+    for name in tables {
+        // The log's id of the table the operator named `name`.
+        let table = &format!("op1:{name}");
+        let seqs = &by_table[table];
         for limit in [2, 500] {
             assert_eq!(
                 &feed(server, auditor, &format!("table={table}"), limit),

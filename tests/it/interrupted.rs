@@ -178,7 +178,7 @@ fn interrupted_rounds_are_voided_at_the_plans_deadline(backend: Backend) {
     await_void(&server, &op, &e);
     let (s, _, p) = server.get_as(
         Some(&regulator),
-        "/v1/audit/entries?kind=round_voided&table=t2",
+        "/v1/audit/entries?kind=round_voided&table=op1:t2",
     );
     assert_eq!(s, 200, "{p}");
     let payload = &p["entries"][0]["entry"]["payload"];
@@ -195,7 +195,7 @@ fn interrupted_rounds_are_voided_at_the_plans_deadline(backend: Backend) {
     // sees them in its own feed too.
     let (s, _, p) = server.get_as(
         Some(&regulator),
-        "/v1/audit/entries?kind=round_voided&table=t1",
+        "/v1/audit/entries?kind=round_voided&table=op1:t1",
     );
     assert_eq!(s, 200, "{p}");
     let entries = p["entries"].as_array().expect("entries");
@@ -225,7 +225,10 @@ fn interrupted_rounds_are_voided_at_the_plans_deadline(backend: Backend) {
             "{reason}"
         );
     }
-    let (s, _, mine) = server.get_as(Some(&op), "/v1/audit/entries?kind=round_voided&table=t1");
+    let (s, _, mine) = server.get_as(
+        Some(&op),
+        "/v1/audit/entries?kind=round_voided&table=op1:t1",
+    );
     assert_eq!(s, 200, "{mine}");
     assert_eq!(mine["entries"].as_array().map(Vec::len), Some(2), "{mine}");
 

@@ -293,9 +293,11 @@ fn another_operators_attempts_stay_out_of_the_history_and_reveal_nothing(backend
                 .replace(round, "ROUND"),
         )
     };
-    let absent: Vec<_> = commands("zz.1")
+    // Ids are scoped to their operator (issue 17): A's rounds are `opA:ta.1`; B's bare name
+    // `ta.1` is B's own scope's (`opB:ta.1`), which does not exist either.
+    let absent: Vec<_> = commands("opA:zz.1")
         .iter()
-        .map(|(p, body)| answer("zz.1", p, body))
+        .map(|(p, body)| answer("opA:zz.1", p, body))
         .collect();
     assert!(
         absent
@@ -303,14 +305,31 @@ fn another_operators_attempts_stay_out_of_the_history_and_reveal_nothing(backend
             .all(|(s, c, _)| *s == 404 && c == "round_not_found"),
         "{absent:?}"
     );
+    let absent_bare: Vec<_> = commands("zz.1")
+        .iter()
+        .map(|(p, body)| answer("zz.1", p, body))
+        .collect();
+    assert!(
+        absent_bare
+            .iter()
+            .all(|(s, c, _)| *s == 404 && c == "round_not_found"),
+        "{absent_bare:?}"
+    );
 
     // Before A opens them: B plants attempts on the ids A's next rounds will have.
-    for round in ["ta.1", "tr.1"] {
+    for round in ["opA:ta.1", "opA:tr.1"] {
         let before: Vec<_> = commands(round)
             .iter()
             .map(|(p, body)| answer(round, p, body))
             .collect();
         assert_eq!(before, absent, "{round} before it exists");
+    }
+    for round in ["ta.1", "tr.1"] {
+        let before: Vec<_> = commands(round)
+            .iter()
+            .map(|(p, body)| answer(round, p, body))
+            .collect();
+        assert_eq!(before, absent_bare, "{round} (bare) before it exists");
     }
     let live = open_round(&server, &a, "ta");
     let rng = open_round(&server, &a, "tr");
@@ -350,8 +369,22 @@ fn another_operators_attempts_stay_out_of_the_history_and_reveal_nothing(backend
         .map(|(p, body)| answer(&rng, p, body))
         .collect();
     assert_eq!(settled, absent, "{rng} settled");
-    // Tables too: B's actions, rounds, shoe and closing of A's table answer as for none.
+    // Bare names from B: B's own scope, where A's rounds are not.
+    for round in [&live, &rng] {
+        let bare = round.trim_start_matches("opA:");
+        let open: Vec<_> = commands(bare)
+            .iter()
+            .map(|(p, body)| answer(bare, p, body))
+            .collect();
+        assert_eq!(open, absent_bare, "{bare} (bare) settled");
+    }
+    // Tables too: B's actions, rounds, shoe and closing of A's table answer as for none, by
+    // A's table's id and by its bare name.
     for path in [
+        "/v1/tables/opA:ta/rounds",
+        "/v1/tables/opA:ta/close",
+        "/v1/tables/opA:ta/shoe",
+        "/v1/tables/opA:ta/actions",
         "/v1/tables/ta/rounds",
         "/v1/tables/ta/close",
         "/v1/tables/ta/shoe",
@@ -369,7 +402,7 @@ fn another_operators_attempts_stay_out_of_the_history_and_reveal_nothing(backend
             &server,
             "POST",
             Some(&b),
-            &path.replace("/ta/", "/zz/"),
+            &path.replace("ta/", "zz/"),
             Some(r#"{"action":"shuffle","reason":"x"}"#),
             "Bearer",
         );
@@ -427,6 +460,164 @@ fn another_operators_attempts_stay_out_of_the_history_and_reveal_nothing_postgre
 /// A burst beyond a key's rate is answered 429 with `Retry-After`; after waiting, the key is
 /// served normally. Failed sign-ins from one address are throttled while valid keys from it
 /// keep working; the open-table, key and refusal-log quotas answer 429; `/metrics` counts it.
+/// Opening a table named `t1` is refused: the operator has one.
+fn name_taken(server: &TestServer, key: &str) {
+    let (s, body) = server.post(
+        key,
+        "/v1/tables",
+        json!({"table": "t1", "plan": "evolution-roulette@1", "mode": "live"}),
+    );
+    assert_eq!(
+        (s, body["code"].as_str()),
+        (409, Some("table_exists")),
+        "{body}"
+    );
+}
+
+/// Table ids are scoped to their operator (issue 17): two operators name a table alike and
+/// each gets its own, plays it by its bare name or its id, and never reaches or learns of the
+/// other's; a name stays taken for its own operator only, across a restart and once closed.
+fn operators_name_their_tables_alike(backend: Backend) {
+    let storage = Storage::new(backend);
+    let mut server = start(&storage, &[]);
+    let a = server.create_key(ADMIN_KEY, "operator", Some("opA"));
+    let b = server.create_key(ADMIN_KEY, "operator", Some("opB"));
+    let auditor = server.create_key(ADMIN_KEY, "auditor", None);
+    // Both open `t1` at once; neither is told the other's exists.
+    let opened: Vec<(u16, Value)> = std::thread::scope(|s| {
+        let both: Vec<_> = [&a, &b]
+            .map(|k| {
+                let server = &server;
+                s.spawn(move || {
+                    server.post(
+                        k,
+                        "/v1/tables",
+                        json!({"table": "t1", "plan": "evolution-roulette@1", "mode": "live"}),
+                    )
+                })
+            })
+            .into_iter()
+            .collect();
+        both.into_iter().map(|h| h.join().expect("open")).collect()
+    });
+    assert_eq!(
+        opened[0],
+        (
+            201,
+            json!({"table": "opA:t1", "plan": "evolution-roulette@1", "mode": "live", "open": true})
+        )
+    );
+    assert_eq!(opened[1].0, 201, "{:?}", opened[1]);
+    assert_eq!(opened[1].1["table"], "opB:t1");
+    // Each plays its own: A by bare names, B by the ids answered.
+    let ra = open_round(&server, &a, "t1");
+    let rb = open_round(&server, &b, "opB:t1");
+    assert_eq!((ra.as_str(), rb.as_str()), ("opA:t1.1", "opB:t1.1"));
+    let bet = |key: &str, round: &str, stake: i64| {
+        let (s, body) = server.post(
+            key,
+            &format!("/v1/rounds/{round}/bets"),
+            json!({"bets": [{"player": "p1", "bet": "straight", "numbers": [17], "stake_minor": stake}]}),
+        );
+        assert_eq!(s, 200, "{body}");
+        assert_eq!(body["accepted"], 1, "{body}");
+        body["results"][0]["bet"]
+            .as_str()
+            .expect("bet id")
+            .to_string()
+    };
+    assert_eq!(bet(&a, "t1.1", 100), "opA:t1.1.1");
+    assert_eq!(bet(&b, &rb, 200), "opB:t1.1.1");
+    for (key, round) in [(&a, "t1.1"), (&b, "opB:t1.1")] {
+        for event in [
+            json!({"type": "close_betting"}),
+            json!({"type": "spin", "number": 17, "ball_against_rotation": true, "ball_revolutions": 4}),
+        ] {
+            let (s, body) = server.post(key, &format!("/v1/rounds/{round}/events"), event);
+            assert_eq!(s, 200, "{body}");
+        }
+    }
+    // Each reads its own by either name, and never the other's.
+    for (key, mine, theirs, stake) in [(&a, "opA", "opB", 100), (&b, "opB", "opA", 200)] {
+        for id in ["t1.1".to_string(), format!("{mine}:t1.1")] {
+            let (s, _, r) = server.get_as(Some(key), &format!("/v1/rounds/{id}"));
+            assert_eq!(s, 200, "{r}");
+            assert_eq!(r["round"], format!("{mine}:t1.1"), "{r}");
+            assert_eq!(r["bets"][0]["stake_minor"], stake, "{r}");
+            let (s, _, t) = server.get_as(Some(key), "/v1/tables/t1");
+            assert_eq!((s, t["operator"].as_str()), (200, Some(mine)), "{t}");
+        }
+        for path in [
+            format!("/v1/rounds/{theirs}:t1.1"),
+            format!("/v1/rounds/{theirs}:t1.1/recall"),
+            format!("/v1/tables/{theirs}:t1"),
+            format!("/v1/tables/{theirs}:t1/rounds"),
+        ] {
+            let (s, _, body) = server.get_as(Some(key), &path);
+            assert_eq!(s, 404, "{path}: {body}");
+        }
+        // Its own name is taken, for itself only.
+        name_taken(&server, key);
+    }
+    // The auditor reads both by their ids; the log names each table's operator.
+    for op in ["opA", "opB"] {
+        let (s, _, t) = server.get_as(Some(&auditor), &format!("/v1/tables/{op}:t1"));
+        assert_eq!((s, t["operator"].as_str()), (200, Some(op)), "{t}");
+    }
+    // Closed, restarted: the names still reach their own tables (from the store), and stay
+    // taken for their own operator.
+    let (s, body) = server.post(&a, "/v1/tables/t1/close", json!({"reason": "end"}));
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["table"], "opA:t1", "{body}");
+    server.terminate();
+    server = start(&storage, &[]);
+    let (s, _, t) = server.get_as(Some(&a), "/v1/tables/t1");
+    assert_eq!(
+        (s, t["table"].as_str(), t["open"].as_bool()),
+        (200, Some("opA:t1"), Some(false)),
+        "{t}"
+    );
+    let (s, _, r) = server.get_as(Some(&a), "/v1/rounds/t1.1/recall");
+    assert_eq!(
+        (s, r["entries"][0]["entry"]["ids"]["round"].as_str()),
+        (200, Some("opA:t1.1")),
+        "{r}"
+    );
+    name_taken(&server, &a);
+    // The refused openings are in each operator's own table's history.
+    for op in ["opA", "opB"] {
+        let (s, _, refused) = server.get_as(
+            Some(&auditor),
+            &format!("/v1/audit/entries?kind=command_refused&table={op}:t1"),
+        );
+        assert_eq!(s, 200, "{refused}");
+        let refused = refused["entries"].as_array().expect("entries");
+        assert!(
+            !refused.is_empty()
+                && refused.iter().all(|e| e["entry"]["ids"]["operator"] == op
+                    && e["entry"]["payload"]["refusal"]["code"] == "table_exists"),
+            "{refused:?}"
+        );
+    }
+    let (s, body) = server.post(&b, "/v1/tables/t1/rounds", json!({}));
+    assert_eq!(
+        (s, body["round"].as_str()),
+        (201, Some("opB:t1.2")),
+        "{body}"
+    );
+    crate::replay::exported_log_verifies_and_replays(&server, &auditor);
+}
+
+#[test]
+fn operators_name_their_tables_alike_sqlite() {
+    operators_name_their_tables_alike(Backend::Sqlite);
+}
+
+#[test]
+fn operators_name_their_tables_alike_postgres() {
+    operators_name_their_tables_alike(Backend::Postgres);
+}
+
 fn limits_answer_429_and_service_resumes(backend: Backend) {
     let storage = Storage::new(backend);
     let server = start(

@@ -55,15 +55,15 @@ fn listings(backend: Backend, rounds: u64) {
             .collect()
     };
     let mine = pages(&server, &op, "/v1/tables?limit=1", "tables");
-    assert_eq!(names(&mine), ["t1", "t2", "t3"]);
+    assert_eq!(names(&mine), ["op1:t1", "op1:t2", "op1:t3"]);
     assert_eq!(mine[1]["open"], false);
     assert_eq!(
         names(&pages(&server, &op, "/v1/tables?open=false", "tables")),
-        ["t2"]
+        ["op1:t2"]
     );
     assert_eq!(
         names(&pages(&server, &auditor, "/v1/tables?limit=2", "tables")),
-        ["t1", "t2", "u1", "t3"]
+        ["op1:t1", "op1:t2", "op2:u1", "op1:t3"]
     );
     let (s, _, b) = server.get_as(Some(&op), "/v1/tables?limit=0");
     assert_eq!((s, b["code"].as_str()), (400, Some("bad_limit")));

@@ -145,7 +145,7 @@ fn the_quick_start_runs_as_written() {
         "five commands (the key went into $OP):\n{out}"
     );
     assert_eq!(
-        replies[0]["table"], "t1",
+        replies[0]["table"], "op1:t1",
         "the operator key works: {}",
         replies[0]
     );

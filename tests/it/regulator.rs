@@ -140,13 +140,13 @@ fn the_feed_pages_through_ten_thousand_entries(backend: Backend) {
     // A player's entries; a bet's; a round's.
     let p = page(&server, &regulator, "player=p2600");
     assert_eq!(kinds(&p), ["bet_accepted"], "{p}");
-    assert_eq!(p["entries"][0]["entry"]["ids"]["bet"], "t1.2.101");
-    let p = page(&server, &regulator, "bet=t1.2.101");
+    assert_eq!(p["entries"][0]["entry"]["ids"]["bet"], "op1:t1.2.101");
+    let p = page(&server, &regulator, "bet=op1:t1.2.101");
     assert_eq!(kinds(&p), ["bet_accepted"], "{p}");
     let p = page(
         &server,
         &regulator,
-        "round=t1.3&kind=round_opened,round_voided",
+        "round=op1:t1.3&kind=round_opened,round_voided",
     );
     assert_eq!(kinds(&p), ["round_opened", "round_voided"], "{p}");
     let p = page(&server, &regulator, "code=above_max_bet");
@@ -165,7 +165,7 @@ fn the_feed_pages_through_ten_thousand_entries(backend: Backend) {
         k.iter().all(|k| k == "round_voided" || k == "plan_loaded"),
         "{k:?}"
     );
-    let p = page(&server, &regulator, "significant=true&table=t1");
+    let p = page(&server, &regulator, "significant=true&table=op1:t1");
     assert_eq!(kinds(&p), ["round_voided"; 4]);
 
     // A time range: nothing logged in the future; everything since the start.
@@ -711,7 +711,7 @@ fn exceptions_name_their_actor(backend: Backend) {
     assert_eq!(s, 200, "{b}");
 
     // The feed's significant events: each names the key, the reason, and the person given.
-    let p = page(&server, &regulator, "significant=true&table=t1");
+    let p = page(&server, &regulator, "significant=true&table=op1:t1");
     let entries = p["entries"].as_array().unwrap();
     let k = kinds(&p);
     assert_eq!(
@@ -922,7 +922,7 @@ fn the_daily_summary_equals_the_replays(backend: Backend) {
     );
     assert_eq!(s, 200, "{served}");
     let t1 = &served["tables"][0];
-    assert_eq!(t1["table"], "t1", "{served}");
+    assert_eq!(t1["table"], "op1:t1", "{served}");
     assert_eq!(
         (
             t1["rounds"].as_u64(),
@@ -944,7 +944,7 @@ fn the_daily_summary_equals_the_replays(backend: Backend) {
     assert_eq!(served["tables"][1]["stakes_minor"], 200);
     let (s, _, one) = server.get_as(
         Some(&auditor),
-        &format!("/v1/audit/daily-summary?date={today}&table=t2"),
+        &format!("/v1/audit/daily-summary?date={today}&table=op1:t2"),
     );
     assert_eq!(s, 200);
     assert_eq!(one["tables"].as_array().unwrap().len(), 1);

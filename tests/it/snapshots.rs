@@ -135,31 +135,36 @@ fn snapshots_and_closed_tables(backend: Backend) {
     assert_eq!(s, 200, "{closed}");
     assert_eq!(
         closed,
-        replayed_tables(&server, &auditor)["c1"],
+        replayed_tables(&server, &auditor)["op1:c1"],
         "the stored closed table is the table as it closed, byte for byte"
     );
-    // Its id stays taken, for its operator and for another; only its operator reads it.
+    // Its name stays taken for its operator (another operator's names are its own, issue
+    // 17); only its operator reads it, by its name or its id.
     let refusals = |server: &TestServer| -> Vec<(u16, Value)> {
         let mut out = Vec::new();
-        for key in [&op, &other] {
-            let (s, b) = server.post(
-                key,
-                "/v1/tables",
-                json!({"table": "c1", "plan": "evolution-roulette@1", "mode": "live"}),
-            );
-            out.push((s, b["code"].clone()));
-        }
+        let (s, b) = server.post(
+            &op,
+            "/v1/tables",
+            json!({"table": "c1", "plan": "evolution-roulette@1", "mode": "live"}),
+        );
+        out.push((s, b["code"].clone()));
         let (s, b) = server.post(&op, "/v1/tables/c1/rounds", json!({}));
         out.push((s, b["code"].clone()));
-        let (s, _, b) = server.get_as(Some(&other), "/v1/tables/c1");
-        out.push((s, b["code"].clone()));
+        for id in ["c1", "op1:c1"] {
+            let (s, _, b) = server.get_as(Some(&other), &format!("/v1/tables/{id}"));
+            out.push((s, b["code"].clone()));
+            let (s, _, b) = server.get_as(Some(&op), &format!("/v1/tables/{id}"));
+            out.push((s, b["table"].clone()));
+        }
         out
     };
     let refused = refusals(&server);
     assert_eq!(refused[0], (409, json!("table_exists")));
-    assert_eq!(refused[1], (409, json!("table_exists")));
-    assert_eq!(refused[2].1, json!("table_closed"), "{refused:?}");
-    assert_eq!(refused[3], (404, json!("table_not_found")));
+    assert_eq!(refused[1].1, json!("table_closed"), "{refused:?}");
+    assert_eq!(refused[2], (404, json!("table_not_found")));
+    assert_eq!(refused[3], (200, json!("op1:c1")));
+    assert_eq!(refused[4], (404, json!("table_not_found")));
+    assert_eq!(refused[5], (200, json!("op1:c1")));
     assert_eq!(
         server.metric("pitboss_tables_in_memory"),
         2,
