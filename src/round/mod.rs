@@ -1161,7 +1161,7 @@ pub const SCOPE: char = ':';
 /// scoped to their operator (issue 17): two operators may both name a table `t1`, and neither
 /// learns of the other's. Its rounds are `<operator>:<name>.<number>`, their bets
 /// `<operator>:<name>.<number>.<index>`. Tables opened before ids were scoped keep the bare
-/// name they were logged with ([`State::resolve_table`]).
+/// name they were logged with; the writer's `resolve_names` finds them by it.
 pub fn scoped_table(operator: &str, name: &str) -> String {
     format!("{operator}{SCOPE}{name}")
 }
