@@ -135,11 +135,12 @@ pub struct Since {
     pub limit: Option<i64>,
     /// Only entries of these kinds, comma-separated (`round_voided,bet_refunded`).
     pub kind: Option<String>,
-    /// Only entries of this table (`ids.table`).
+    /// Only entries of this table (`ids.table`; an operator key may name its own table by
+    /// its name alone).
     pub table: Option<String>,
-    /// Only entries of this round (`ids.round`).
+    /// Only entries of this round (`ids.round`; an operator key: by its table's name too).
     pub round: Option<String>,
-    /// Only entries of this bet (`ids.bet`).
+    /// Only entries of this bet (`ids.bet`; an operator key: by its table's name too).
     pub bet: Option<String>,
     /// Only entries whose payload names this player (`payload.player`: bets, refusals,
     /// refunds, decisions, connections).
@@ -212,11 +213,23 @@ fn filter_of(q: &Since, caller: &Caller) -> Result<crate::service::feed::Filter,
             return Err(malformed(format!("{what}: must be 1–200 characters")));
         }
     }
+    // An operator's bare name (`t1`, `t1.3`, `t1.3.2`) stands for its scoped id and for its
+    // own table logged bare before ids were scoped: the operator filter below keeps another
+    // operator's bare table out.
+    let ids = |v: &Option<String>| -> Option<Vec<String>> {
+        v.as_ref()
+            .map(|v| match (caller.role, caller.operator.as_deref()) {
+                (Role::Operator, Some(op)) if !v.contains(crate::round::SCOPE) => {
+                    vec![crate::round::scoped(op, v), v.clone()]
+                }
+                _ => vec![v.clone()],
+            })
+    };
     let f = crate::service::feed::Filter {
         kinds,
-        table: q.table.clone(),
-        round: q.round.clone(),
-        bet: q.bet.clone(),
+        table: ids(&q.table),
+        round: ids(&q.round),
+        bet: ids(&q.bet),
         player: q.player.clone(),
         code: q.code.clone(),
         significant: q.significant.unwrap_or(false),

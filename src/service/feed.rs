@@ -172,10 +172,13 @@ pub fn backfill(conn: &mut DbConnection) -> Result<(), StoreError> {
 pub struct Filter {
     /// Any of these kinds.
     pub kinds: Option<Vec<String>>,
-    pub table: Option<String>,
-    pub round: Option<String>,
-    /// The entry's `ids.bet`.
-    pub bet: Option<String>,
+    /// The entry's `ids.table`: any of these (an operator's bare name stands for its scoped
+    /// table and for its own table logged bare before ids were scoped).
+    pub table: Option<Vec<String>>,
+    /// The entry's `ids.round`: any of these.
+    pub round: Option<Vec<String>>,
+    /// The entry's `ids.bet`: any of these.
+    pub bet: Option<Vec<String>>,
     /// The player the entry's payload names (`payload.player`).
     pub player: Option<String>,
     /// A refusal's code.
@@ -193,11 +196,13 @@ pub struct Filter {
 impl Filter {
     /// The round the entries must name: the one given, or else the bet's (a bet's id is its
     /// round's and a number), so that the round's index finds a bet's entries.
-    fn round_or_bets(&self) -> Option<String> {
+    fn round_or_bets(&self) -> Option<Vec<String>> {
         self.round.clone().or_else(|| {
-            self.bet
-                .as_ref()
-                .and_then(|b| b.rsplit_once('.').map(|(r, _)| r.to_string()))
+            self.bet.as_ref().map(|bets| {
+                bets.iter()
+                    .filter_map(|b| b.rsplit_once('.').map(|(r, _)| r.to_string()))
+                    .collect()
+            })
         })
     }
 
@@ -247,13 +252,13 @@ macro_rules! filtered {
             $q = $q.filter(audit_entries::kind.eq_any(k.clone()));
         }
         if let Some(t) = &f.table {
-            $q = $q.filter(audit_entries::table_id.eq(t.clone()));
+            $q = $q.filter(audit_entries::table_id.eq_any(t.clone()));
         }
         if let Some(r) = f.round_or_bets() {
-            $q = $q.filter(audit_entries::round_id.eq(r));
+            $q = $q.filter(audit_entries::round_id.eq_any(r));
         }
         if let Some(b) = &f.bet {
-            $q = $q.filter(audit_entries::bet_id.eq(b.clone()));
+            $q = $q.filter(audit_entries::bet_id.eq_any(b.clone()));
         }
         if let Some(o) = &f.operator {
             $q = $q.filter(audit_entries::operator_id.eq(o.clone()));
@@ -314,7 +319,7 @@ pub fn list(
                 rows = if let Some(r) = &round {
                     let mut q = by_round::table
                         .inner_join(audit_entries::table.on(audit_entries::seq.eq(by_round::seq)))
-                        .filter(by_round::round_id.eq(r.clone()))
+                        .filter(by_round::round_id.eq_any(r.clone()))
                         .filter(by_round::seq.ge(start))
                         .filter(by_round::seq.lt(split))
                         .order(by_round::seq.asc())
@@ -327,7 +332,7 @@ pub fn list(
                     let t = filter.table.clone().unwrap_or_default();
                     let mut q = by_table::table
                         .inner_join(audit_entries::table.on(audit_entries::seq.eq(by_table::seq)))
-                        .filter(by_table::table_id.eq(t))
+                        .filter(by_table::table_id.eq_any(t))
                         .filter(by_table::seq.ge(start))
                         .filter(by_table::seq.lt(split))
                         .order(by_table::seq.asc())

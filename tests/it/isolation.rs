@@ -559,6 +559,31 @@ fn operators_name_their_tables_alike(backend: Backend) {
         // Its own name is taken, for itself only.
         name_taken(&server, key);
     }
+    // Each operator's audit listing by bare names gives its own entries only; by the other's
+    // ids, nothing.
+    for (key, mine, theirs) in [(&a, "opA", "opB"), (&b, "opB", "opA")] {
+        for query in ["table=t1", "round=t1.1", "bet=t1.1.1"] {
+            let (s, _, page) = server.get_as(Some(key), &format!("/v1/audit/entries?{query}"));
+            assert_eq!(s, 200, "{page}");
+            let entries = page["entries"].as_array().expect("entries");
+            assert!(!entries.is_empty(), "{mine} {query}");
+            for e in entries {
+                let ids = &e["entry"]["ids"];
+                assert_eq!(ids["operator"], mine, "{query}: {e}");
+                assert!(
+                    ids["table"].as_str().unwrap_or(mine).starts_with(mine),
+                    "{query}: {e}"
+                );
+            }
+            let scoped = query.replace('=', &format!("={theirs}:"));
+            let (s, _, page) = server.get_as(Some(key), &format!("/v1/audit/entries?{scoped}"));
+            assert_eq!(
+                (s, page["entries"].as_array().map(Vec::len)),
+                (200, Some(0)),
+                "{scoped}"
+            );
+        }
+    }
     // The auditor reads both by their ids; the log names each table's operator.
     for op in ["opA", "opB"] {
         let (s, _, t) = server.get_as(Some(&auditor), &format!("/v1/tables/{op}:t1"));
