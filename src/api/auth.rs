@@ -421,6 +421,60 @@ pub struct Gate {
     pub loaded: std::sync::atomic::AtomicBool,
 }
 
+/// Set by a standby on each request it forwards: the secret the nodes share
+/// ([`crate::service::secrets::node_token`]). Replaces whatever a client sent under the name.
+pub const NODE_TOKEN: &str = "pitboss-node-token";
+
+/// The nodes' shared secret on a node that runs with `--node-url`, `None` on a single node
+/// (app data of the writer's server).
+#[derive(Debug, Clone)]
+pub struct NodeToken(pub Option<String>);
+
+/// The address a request came from, for the failed-authentication budget: the peer, or, when
+/// a standby forwarded it (its `pitboss-node-token` is the nodes' secret), the client the
+/// standby named in the last `Forwarded` element (RFC 7239: it appends its own). A client's
+/// own `Forwarded` header, or one without the secret, is not believed.
+fn source_of(req: &HttpRequest) -> Option<std::net::IpAddr> {
+    use sha2::{Digest, Sha256};
+    let peer = req.peer_addr().map(|a| a.ip());
+    let Some(token) = req
+        .app_data::<web::Data<NodeToken>>()
+        .and_then(|t| t.0.as_deref())
+    else {
+        return peer;
+    };
+    let sent = req.headers().get(NODE_TOKEN).map(|v| v.as_bytes());
+    // Digests compared, not the secrets: how long a comparison takes says nothing of it.
+    if sent.map(Sha256::digest) != Some(Sha256::digest(token.as_bytes())) {
+        return peer;
+    }
+    req.headers()
+        .get_all(actix_web::http::header::FORWARDED)
+        .last()
+        .and_then(|v| v.to_str().ok())
+        .and_then(forwarded_for)
+        .or(peer)
+}
+
+/// The address of the last element of a `Forwarded` header value (`for="192.0.2.7:51234"`,
+/// `for="[2001:db8::7]:443"`, `for=192.0.2.7`); `None` for an obfuscated or unknown one.
+fn forwarded_for(value: &str) -> Option<std::net::IpAddr> {
+    let last = value.rsplit(',').next()?;
+    let node = last.split(';').find_map(|pair| {
+        let (k, v) = pair.trim().split_once('=')?;
+        k.trim()
+            .eq_ignore_ascii_case("for")
+            .then(|| v.trim().trim_matches('"'))
+    })?;
+    if let Some(rest) = node.strip_prefix('[') {
+        return rest.split(']').next()?.parse().ok();
+    }
+    node.parse::<std::net::SocketAddr>()
+        .map(|a| a.ip())
+        .or_else(|_| node.parse())
+        .ok()
+}
+
 /// Authenticates a request and applies the caller's limits: a failed authentication is
 /// counted against its source address (429 once the source's budget is used up), a
 /// successful one against the key's and the operator's request rates.
@@ -440,13 +494,10 @@ fn caller_of(
                 .map_err(|t| Problem::throttled(&t))?;
             Ok(caller)
         }
-        Err(p) => {
-            let ip = req.peer_addr().map(|a| a.ip());
-            match limits.on_auth_failure(ip) {
-                Some(t) => Err(Problem::throttled(&t)),
-                None => Err(p),
-            }
-        }
+        Err(p) => match limits.on_auth_failure(source_of(req)) {
+            Some(t) => Err(Problem::throttled(&t)),
+            None => Err(p),
+        },
     }
 }
 
@@ -469,5 +520,31 @@ impl FromRequest for Caller {
             Err(unauthorized("no key ring"))
         };
         std::future::ready(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::forwarded_for;
+
+    /// The last element's `for`: with a port, bracketed IPv6, bare, among other parameters;
+    /// nothing for obfuscated or unknown nodes.
+    #[test]
+    fn the_client_is_the_last_forwarded_element() {
+        let ip = |s: &str| forwarded_for(s).map(|a| a.to_string());
+        assert_eq!(ip("for=\"192.0.2.7:51234\"").as_deref(), Some("192.0.2.7"));
+        assert_eq!(ip("for=192.0.2.7").as_deref(), Some("192.0.2.7"));
+        assert_eq!(
+            ip("for=\"[2001:db8::7]:443\"").as_deref(),
+            Some("2001:db8::7")
+        );
+        assert_eq!(
+            ip("for=198.51.100.1;proto=https, proto=http;For=\"192.0.2.9:1\"").as_deref(),
+            Some("192.0.2.9")
+        );
+        assert_eq!(ip("for=192.0.2.7, for=_hidden"), None);
+        assert_eq!(ip("for=unknown"), None);
+        assert_eq!(ip("by=192.0.2.1"), None);
+        assert_eq!(ip(""), None);
     }
 }

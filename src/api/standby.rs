@@ -51,6 +51,8 @@ pub struct LocalReads {
     pub witnesses: crate::service::witnessing::Witnesses,
     pub limits: crate::limits::Limits,
     pub throttled: Arc<crate::limits::ThrottleCounters>,
+    /// The nodes' shared secret, sent with every forwarded request ([`super::auth::NodeToken`]).
+    pub node_token: String,
 }
 
 /// Polls between two reads of the API keys (one second: a key revoked through the writer is
@@ -65,6 +67,8 @@ const LIMITS_EVERY: u32 = 50;
 pub struct Shared {
     /// This node's address (`--node-url`).
     me: String,
+    /// The nodes' shared secret (`pitboss-node-token` on what this node forwards).
+    node_token: String,
     /// The lease as last read (none before any node took it, or while it cannot be read).
     leader: RwLock<Option<Holder>>,
     /// Whether the writer's own `/readyz` said `200` at the last read of the lease (checked
@@ -306,6 +310,7 @@ fn start(
     );
     let shared = Arc::new(Shared {
         me: me.to_string(),
+        node_token: local.node_token.clone(),
         leader: RwLock::new(None),
         writer_ready: std::sync::atomic::AtomicBool::new(false),
         plans,
@@ -474,6 +479,9 @@ async fn forward(
         }
     }
     out = out.insert_header((FORWARDED_BY, shared.me.as_str()));
+    // The writer believes the `Forwarded` element below only with the nodes' secret (this
+    // replaces a client's own header of that name).
+    out = out.insert_header((super::auth::NODE_TOKEN, shared.node_token.as_str()));
     // Appended to whatever a proxy in front of this node said (RFC 7239 keeps a list).
     if let Some(peer) = req.peer_addr() {
         out = out.append_header((header::FORWARDED, format!("for=\"{peer}\"")));

@@ -278,7 +278,23 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         }
     };
     let witnesses = crate::service::witnessing::Witnesses::parse(&config.witnesses)?;
+    // The nodes' shared secret, from the seed key every node holds alike.
+    let node_token = match &node_url {
+        None => None,
+        Some(_) => {
+            let seed_key = config.seed_key.clone().unwrap_or_else(|| {
+                key_path
+                    .parent()
+                    .map_or_else(|| PathBuf::from("seed-key"), |d| d.join("seed-key"))
+            });
+            Some(
+                crate::service::secrets::node_token(&seed_key)
+                    .map_err(|e| format!("the nodes' shared secret: {e}"))?,
+            )
+        }
+    };
     let local_reads = super::standby::LocalReads {
+        node_token: node_token.clone().unwrap_or_default(),
         read_url: read_url.clone().unwrap_or_else(|| url.clone()),
         witnesses: witnesses.clone(),
         limits: config.limits.clone(),
@@ -350,6 +366,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         config.secure_cookies,
     )
     .map_err(|e| format!("console: {e}"))?;
+    let node_token = web::Data::new(super::auth::NodeToken(node_token));
     let reads = web::Data::new(match &read_url {
         None => super::audit::LogReads::of_writer(&service),
         Some(r) => {
@@ -413,6 +430,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                     }),
             )
             .app_data(reads.clone())
+            .app_data(node_token.clone())
             .app_data(query_config())
             .app_data(path_config())
             .wrap(actix_web::middleware::from_fn(lease_gate))

@@ -125,6 +125,29 @@ impl SeedCipher {
     }
 }
 
+/// The secret the nodes of one log share (issue 17): derived from the seed key, which every
+/// node must hold alike (a node that takes the log over opens the stored seeds with it).
+/// A standby sends it with each request it forwards; the writer then trusts the `Forwarded`
+/// element the standby added, and counts a failed authentication against the client's
+/// address rather than the standby's. SHA-256 of a label and the key: the key cannot be
+/// recovered from it, and no other secret derived from the key equals it.
+pub fn node_token(seed_key: &Path) -> Result<String, SecretError> {
+    use sha2::{Digest, Sha256};
+    SeedCipher::load_or_create(seed_key)?;
+    let err = |detail: String| SecretError::File {
+        path: seed_key.display().to_string(),
+        detail,
+    };
+    let text = std::fs::read_to_string(seed_key).map_err(|e| err(e.to_string()))?;
+    let key = decode_hex(text.trim())
+        .filter(|b| b.len() == 32)
+        .ok_or_else(|| err("a seed key is 64 hex digits".into()))?;
+    let mut h = Sha256::new();
+    h.update(b"pitboss node token v1\n");
+    h.update(&key);
+    Ok(crate::plan::canonical::hex(&h.finalize()))
+}
+
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) {
         return None;

@@ -756,3 +756,62 @@ fn a_standby_serves_the_audit_log_from_the_store_postgres() {
     let (s, body, _) = read(&b, &auditor, &format!("/v1/audit/proof/1?size={size}"));
     assert_eq!(s, 200, "{body}");
 }
+
+/// The writer counts a failed authentication against the client a standby names in its
+/// `Forwarded` element only when the request carries the nodes' shared secret (derived from
+/// the seed key every node holds): otherwise against the peer, whatever `Forwarded` says.
+#[test]
+fn the_writer_believes_forwarded_only_from_a_node_postgres() {
+    let storage = Storage::new(Backend::Postgres);
+    let a = TestServer::spawn(
+        &crate::source::rng_plans_dir(),
+        &storage,
+        &[
+            ("PITBOSS_ADMIN_KEY", ADMIN_KEY),
+            ("PITBOSS_NODE_URL", "auto"),
+            ("PITBOSS_LIMIT_AUTH_FAILURES", "2"),
+        ],
+    );
+    let token = pitboss::service::secrets::node_token(&storage.data_dir().join("seed-key"))
+        .expect("the seed key the node created");
+    let bad = format!("pb_{}_{}", "1".repeat(16), "2".repeat(64));
+    let status = |token: Option<&str>, forwarded: &str| -> u16 {
+        let mut r = agent()
+            .get(&format!("{}/v1/tables", a.base))
+            .header("Authorization", &format!("Bearer {bad}"))
+            .header("Forwarded", forwarded);
+        if let Some(t) = token {
+            r = r.header("Pitboss-Node-Token", t);
+        }
+        r.call().expect("an answer").status().as_u16()
+    };
+    // With the secret: each named client has a budget of its own (two a minute).
+    for n in 1..=5 {
+        let f = format!("for=\"10.0.1.{n}:4000\"");
+        assert_eq!(status(Some(&token), &f), 401, "{f}");
+    }
+    let one = "for=\"192.0.2.1\", for=\"10.0.2.1:4000\"";
+    assert_eq!(status(Some(&token), one), 401);
+    assert_eq!(status(Some(&token), one), 401);
+    assert_eq!(
+        status(Some(&token), one),
+        429,
+        "the last element is the client"
+    );
+    let v6 = "for=\"[2001:db8::7]:4000\"";
+    assert_eq!(status(Some(&token), v6), 401);
+    // Without it, or with another: the peer's budget, whatever the header names.
+    let answers: Vec<u16> = (1..=3)
+        .map(|n| status(None, &format!("for=\"10.0.3.{n}:4000\"")))
+        .collect();
+    assert_eq!(
+        answers,
+        [401, 401, 429],
+        "a client's own Forwarded is not believed"
+    );
+    assert_eq!(
+        status(Some(&"0".repeat(64)), "for=\"10.0.4.1:4000\""),
+        429,
+        "nor one with a wrong secret"
+    );
+}
