@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
 use actix_web::http::header::{self, HeaderName};
-use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use actix_web::{web, App, HttpMessage, HttpRequest, HttpResponse, HttpServer};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
@@ -248,6 +248,97 @@ async fn proof_here(
     super::audit::proof_of(reads, None, caller, path.into_inner(), q.size).await
 }
 
+/// Marks a request this standby forwarded (not counted as served here).
+#[derive(Clone, Copy)]
+struct Forwarded;
+
+/// What a closed table or a finished round is stored as (`closed_tables`, `finished_rounds`):
+/// written in the same transaction as the entries that closed or finished it, never changed
+/// after, so any node (and a replica) may answer it; what is live is in the writer's memory.
+#[derive(Clone, Copy)]
+enum Stored {
+    Table,
+    Round,
+}
+
+/// The stored JSON of a closed table or a finished round the caller may read, by the caller's
+/// name for it (an operator's bare name: its scoped id, then its own table from before ids
+/// were scoped), from this node's read store; `None` when there is none (live, absent, or not
+/// yet on a lagging replica: the writer answers).
+async fn stored_here(
+    reads: &super::audit::LogReads,
+    caller: &super::auth::Caller,
+    what: Stored,
+    name: &str,
+) -> Result<Option<String>, Problem> {
+    for id in super::tables::named(caller, name) {
+        let pool = reads.pool.clone();
+        let row = web::block(move || {
+            let mut c = pool
+                .get()
+                .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
+            Ok::<_, crate::store::StoreError>(match what {
+                Stored::Table => crate::service::stored_table(&mut c, &id)?
+                    .map(|(operator, _, body)| (operator, body)),
+                Stored::Round => crate::service::stored_round(&mut c, &id)?
+                    .map(|(_, operator, body)| (operator, body)),
+            })
+        })
+        .await
+        .map_err(|e| unavailable(&e.to_string()))?
+        .map_err(|e| unavailable(&e.to_string()))?;
+        if let Some((operator, body)) = row {
+            if caller.reads_all() || caller.operator.as_deref() == Some(operator.as_str()) {
+                return Ok(Some(body));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// `GET /v1/tables/{table}` and `GET /v1/rounds/{round}` on a standby: a closed table or a
+/// finished round from the store, byte for byte what the writer answers; a live one (or one
+/// not stored yet) is forwarded.
+async fn stored_or_forward(
+    what: Stored,
+    req: HttpRequest,
+    body: web::Bytes,
+    shared: web::Data<Shared>,
+    client: web::Data<awc::Client>,
+    reads: web::Data<super::audit::LogReads>,
+    caller: super::auth::Caller,
+) -> Result<HttpResponse, Problem> {
+    let name = req.match_info().get("id").unwrap_or_default().to_string();
+    if let Some(json) = stored_here(&reads, &caller, what, &name).await? {
+        return Ok(HttpResponse::Ok()
+            .content_type("application/json")
+            .body(json));
+    }
+    forward(req, body, shared, client).await
+}
+
+async fn table_here(
+    req: HttpRequest,
+    body: web::Bytes,
+    shared: web::Data<Shared>,
+    client: web::Data<awc::Client>,
+    reads: web::Data<super::audit::LogReads>,
+    caller: super::auth::Caller,
+) -> Result<HttpResponse, Problem> {
+    stored_or_forward(Stored::Table, req, body, shared, client, reads, caller).await
+}
+
+async fn round_here(
+    req: HttpRequest,
+    body: web::Bytes,
+    shared: web::Data<Shared>,
+    client: web::Data<awc::Client>,
+    reads: web::Data<super::audit::LogReads>,
+    caller: super::auth::Caller,
+) -> Result<HttpResponse, Problem> {
+    stored_or_forward(Stored::Round, req, body, shared, client, reads, caller).await
+}
+
 /// Counts the reads answered here (routes of the API matched on this server, not forwarded).
 async fn count_served(
     req: actix_web::dev::ServiceRequest,
@@ -259,6 +350,7 @@ async fn count_served(
         .request()
         .match_pattern()
         .is_some_and(|p| p.starts_with("/v1/"))
+        && res.request().extensions().get::<Forwarded>().is_none()
     {
         if let Some(s) = shared {
             s.served.inc();
@@ -356,6 +448,17 @@ fn start(
                     .guard(actix_web::guard::fn_guard(sized))
                     .to(proof_here),
             )
+            // Closed tables and finished rounds from the store; live ones from the writer.
+            .service(
+                web::resource("/v1/tables/{id}")
+                    .route(web::get().to(table_here))
+                    .default_service(web::to(forward)),
+            )
+            .service(
+                web::resource("/v1/rounds/{id}")
+                    .route(web::get().to(round_here))
+                    .default_service(web::to(forward)),
+            )
             .default_service(web::to(forward))
     })
     .listen(listener)
@@ -436,6 +539,7 @@ async fn forward(
     shared: web::Data<Shared>,
     client: web::Data<awc::Client>,
 ) -> Result<HttpResponse, Problem> {
+    req.extensions_mut().insert(Forwarded);
     if let Some(by) = req.headers().get(FORWARDED_BY) {
         shared.count("refused");
         return Err(unavailable(&format!(

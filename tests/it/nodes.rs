@@ -693,6 +693,51 @@ fn a_standby_serves_the_audit_log_from_the_store_postgres() {
     assert_eq!(s, 200, "{body}");
     assert!(by.is_some(), "an admin route is forwarded");
 
+    // A finished round comes from the store, byte for byte the writer's answer, by its id or
+    // (an operator's) bare name; a live table, and a round another operator asks for, go to
+    // the writer. Only what the standby answered itself is counted as served.
+    let served = |node: &TestServer| {
+        crate::server::metric_in(
+            &node.get_text(None, "/metrics").1,
+            "pitboss_standby_served_total",
+        )
+    };
+    let finished = format!("op1:{}.1", tables[0]);
+    let (ws, want, _) = read(&a, &auditor, &format!("/v1/rounds/{finished}"));
+    assert_eq!(ws, 200, "{want}");
+    let before = served(&b);
+    for (key, path) in [
+        (&auditor, format!("/v1/rounds/{finished}")),
+        (&op, format!("/v1/rounds/{finished}")),
+        (&op, format!("/v1/rounds/{}.1", tables[0])),
+    ] {
+        let (s, got, by) = read(&b, key, &path);
+        assert_eq!((s, by, &got), (200, None, &want), "{path} on the standby");
+    }
+    assert_eq!(served(&b), before + 3);
+    let (s, body, by) = read(&b, &op, &format!("/v1/tables/{}", tables[0]));
+    assert_eq!(
+        (s, by.as_deref()),
+        (200, Some(a.base.as_str())),
+        "a live table: {body}"
+    );
+    assert_eq!(
+        served(&b),
+        before + 3,
+        "forwarded reads are not counted as served"
+    );
+    let other = a.create_key(ADMIN_KEY, "operator", Some("op2"));
+    let started = Instant::now();
+    let (s, body, by) = loop {
+        // (The standby reads new keys every second.)
+        let r = read(&b, &other, &format!("/v1/rounds/{finished}"));
+        if r.0 != 401 || started.elapsed() > Duration::from_secs(3) {
+            break r;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!((s, by.as_deref()), (404, Some(a.base.as_str())), "{body}");
+
     // A key revoked through the writer is refused by the standby within about a second.
     let reader = a.create_key(ADMIN_KEY, "auditor", None);
     let started = Instant::now();
@@ -750,6 +795,12 @@ fn a_standby_serves_the_audit_log_from_the_store_postgres() {
     assert!(
         answered_as_standby > 0,
         "the reads were answered while the node was still a standby"
+    );
+    let (s, got, by) = read(&b, &auditor, &format!("/v1/rounds/{finished}"));
+    assert_eq!(
+        (s, by, got),
+        (200, None, want),
+        "a finished round with the writer frozen"
     );
     a.signal("KILL");
     wait_for_writer(&[&b], Duration::from_secs(10));
