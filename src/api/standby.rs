@@ -320,26 +320,21 @@ async fn stored_or_forward(
     forward(req, body, shared, client).await
 }
 
-async fn table_here(
-    req: HttpRequest,
-    body: web::Bytes,
-    shared: web::Data<Shared>,
-    client: web::Data<awc::Client>,
-    reads: web::Data<super::audit::LogReads>,
-    caller: Result<super::auth::Caller, Problem>,
-) -> Result<HttpResponse, Problem> {
-    stored_or_forward(Stored::Table, req, body, shared, client, reads, caller).await
-}
-
-async fn round_here(
-    req: HttpRequest,
-    body: web::Bytes,
-    shared: web::Data<Shared>,
-    client: web::Data<awc::Client>,
-    reads: web::Data<super::audit::LogReads>,
-    caller: Result<super::auth::Caller, Problem>,
-) -> Result<HttpResponse, Problem> {
-    stored_or_forward(Stored::Round, req, body, shared, client, reads, caller).await
+/// `GET` of a table or round at `path`: from the store when it is stored, else forwarded;
+/// every other method forwarded.
+fn stored_resource(path: &str, what: Stored) -> actix_web::Resource {
+    web::resource(path)
+        .route(web::get().to(
+            move |req: HttpRequest,
+                  body: web::Bytes,
+                  shared: web::Data<Shared>,
+                  client: web::Data<awc::Client>,
+                  reads: web::Data<super::audit::LogReads>,
+                  caller: Result<super::auth::Caller, Problem>| {
+                stored_or_forward(what, req, body, shared, client, reads, caller)
+            },
+        ))
+        .default_service(web::to(forward))
 }
 
 /// Counts the reads answered here (routes of the API matched on this server, not forwarded).
@@ -452,16 +447,8 @@ fn start(
                     .to(proof_here),
             )
             // Closed tables and finished rounds from the store; live ones from the writer.
-            .service(
-                web::resource("/v1/tables/{id}")
-                    .route(web::get().to(table_here))
-                    .default_service(web::to(forward)),
-            )
-            .service(
-                web::resource("/v1/rounds/{id}")
-                    .route(web::get().to(round_here))
-                    .default_service(web::to(forward)),
-            )
+            .service(stored_resource("/v1/tables/{id}", Stored::Table))
+            .service(stored_resource("/v1/rounds/{id}", Stored::Round))
             .default_service(web::to(forward))
     })
     .listen(listener)

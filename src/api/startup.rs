@@ -282,11 +282,8 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
     let node_token = match &node_url {
         None => None,
         Some(_) => {
-            let seed_key = config.seed_key.clone().unwrap_or_else(|| {
-                key_path
-                    .parent()
-                    .map_or_else(|| PathBuf::from("seed-key"), |d| d.join("seed-key"))
-            });
+            let seed_key =
+                crate::service::secrets::seed_key_path(config.seed_key.as_deref(), &key_path);
             Some(
                 crate::service::secrets::node_token(&seed_key)
                     .map_err(|e| format!("the nodes' shared secret: {e}"))?,

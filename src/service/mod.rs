@@ -706,11 +706,7 @@ impl Service {
         .map_err(|e| StartError::Origin(e.to_string()))?;
         let origin = origin.as_str();
         let signer = NoteSigner::new(origin, key).map_err(|e| key_err(e.to_string()))?;
-        let seed_key = options.seed_key.clone().unwrap_or_else(|| {
-            key_path
-                .parent()
-                .map_or_else(|| PathBuf::from("seed-key"), |d| d.join("seed-key"))
-        });
+        let seed_key = secrets::seed_key_path(options.seed_key.as_deref(), key_path);
         let seed_cipher = SeedCipher::load_or_create(&seed_key).map_err(|e| StartError::Key {
             path: seed_key.clone(),
             detail: e.to_string(),

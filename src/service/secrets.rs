@@ -125,6 +125,19 @@ impl SeedCipher {
     }
 }
 
+/// Where the seed key is: as configured, else `seed-key` beside the signing key.
+pub fn seed_key_path(configured: Option<&Path>, signing_key: &Path) -> std::path::PathBuf {
+    configured.map_or_else(
+        || {
+            signing_key.parent().map_or_else(
+                || std::path::PathBuf::from("seed-key"),
+                |d| d.join("seed-key"),
+            )
+        },
+        Path::to_path_buf,
+    )
+}
+
 /// The secret the nodes of one log share (issue 17): derived from the seed key, which every
 /// node must hold alike (a node that takes the log over opens the stored seeds with it).
 /// A standby sends it with each request it forwards; the writer then trusts the `Forwarded`
