@@ -216,15 +216,7 @@ fn filter_of(q: &Since, caller: &Caller) -> Result<crate::service::feed::Filter,
     // An operator's bare name (`t1`, `t1.3`, `t1.3.2`) stands for its scoped id and for its
     // own table logged bare before ids were scoped: the operator filter below keeps another
     // operator's bare table out.
-    let ids = |v: &Option<String>| -> Option<Vec<String>> {
-        v.as_ref()
-            .map(|v| match (caller.role, caller.operator.as_deref()) {
-                (Role::Operator, Some(op)) if !v.contains(crate::round::SCOPE) => {
-                    vec![crate::round::scoped(op, v), v.clone()]
-                }
-                _ => vec![v.clone()],
-            })
-    };
+    let ids = |v: &Option<String>| v.as_deref().map(|v| super::tables::named(caller, v));
     let f = crate::service::feed::Filter {
         kinds,
         table: ids(&q.table),

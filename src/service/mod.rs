@@ -3501,49 +3501,43 @@ fn resolve_names(
         }
         Ok(state.tables.contains_key(id))
     };
-    match job.command.names_mut() {
+    // Whether a bare table name means the operator's own table logged bare: no scoped table
+    // of that name, and a bare one that is the operator's.
+    let mut own_bare = |state: &mut State, bare: &str| -> Result<bool, StoreError> {
+        Ok(!table_in(state, &scoped(op, bare))?
+            && table_in(state, bare)?
+            && state.tables[bare].operator == op)
+    };
+    let (name, bets) = match job.command.names_mut() {
         Names::None => {
             if let Command::OpenTable { table, .. } = &job.command {
                 // The decision refuses a name the operator's table already has, open or
                 // closed (scoped, or bare from before).
                 if !table.contains(crate::round::SCOPE) {
-                    table_in(state, &scoped(op, table))?;
+                    own_bare(state, table)?;
                 }
             }
+            return Ok(());
         }
-        Names::Table(name) => {
-            if name.contains(crate::round::SCOPE) {
-                return Ok(());
-            }
-            let id = scoped(op, name);
-            let own_bare = !table_in(state, &id)?
-                && table_in(state, name)?
-                && state.tables[name.as_str()].operator == op;
-            if !own_bare {
-                *name = id;
-            }
+        Names::Table(name) => (name, None),
+        Names::Round(round, bets) => (round, bets),
+    };
+    if name.contains(crate::round::SCOPE) {
+        // Bets named bare in a round named by its scoped id.
+        let own_round = name
+            .strip_prefix(op)
+            .is_some_and(|r| r.starts_with(crate::round::SCOPE));
+        for b in bets.into_iter().flatten().filter(|_| own_round) {
+            *b = scoped(op, b);
         }
-        Names::Round(round, bets) => {
-            if round.contains(crate::round::SCOPE) {
-                // Bets named bare in a round named by its scoped id.
-                if round.starts_with(&scoped(op, "")) {
-                    for b in bets.into_iter().flatten() {
-                        *b = scoped(op, b);
-                    }
-                }
-                return Ok(());
-            }
-            let id = scoped(op, round);
-            let table_of = |r: &str| r.split('.').next().unwrap_or_default().to_string();
-            let own_bare = !table_in(state, &table_of(&id))?
-                && table_in(state, &table_of(round))?
-                && state.tables[table_of(round).as_str()].operator == op;
-            if !own_bare {
-                *round = id;
-                for b in bets.into_iter().flatten() {
-                    *b = scoped(op, b);
-                }
-            }
+        return Ok(());
+    }
+    // A round's table is its id up to the first `.`.
+    let bare_table = name.split('.').next().unwrap_or_default().to_string();
+    if !own_bare(state, &bare_table)? {
+        *name = scoped(op, name);
+        for b in bets.into_iter().flatten() {
+            *b = scoped(op, b);
         }
     }
     Ok(())

@@ -46,30 +46,7 @@ impl SeedCipher {
 
     /// Loads the key from `path` (64 hex digits), or creates one there (mode 0600).
     pub fn load_or_create(path: &Path) -> Result<SeedCipher, SecretError> {
-        let err = |detail: String| SecretError::File {
-            path: path.display().to_string(),
-            detail,
-        };
-        if path.exists() {
-            let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-            let bytes = decode_hex(text.trim())
-                .filter(|b| b.len() == 32)
-                .ok_or_else(|| err("a seed key is 64 hex digits".into()))?;
-            let mut key = [0u8; 32];
-            key.copy_from_slice(&bytes);
-            restrict(path).map_err(|e| err(e.to_string()))?;
-            return Ok(SeedCipher::new(key));
-        }
-        let mut key = [0u8; 32];
-        rand::rngs::OsRng
-            .try_fill_bytes(&mut key)
-            .map_err(|e| SecretError::Random(e.to_string()))?;
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
-        }
-        let text = format!("{}\n", crate::plan::canonical::hex(&key));
-        crate::keyfile::write_private(path, text.as_bytes()).map_err(|e| err(e.to_string()))?;
-        Ok(SeedCipher::new(key))
+        Ok(SeedCipher::new(load_or_create_key(path)?))
     }
 
     /// The stored form of `seed` for `round`.
@@ -146,19 +123,39 @@ pub fn seed_key_path(configured: Option<&Path>, signing_key: &Path) -> std::path
 /// recovered from it, and no other secret derived from the key equals it.
 pub fn node_token(seed_key: &Path) -> Result<String, SecretError> {
     use sha2::{Digest, Sha256};
-    SeedCipher::load_or_create(seed_key)?;
-    let err = |detail: String| SecretError::File {
-        path: seed_key.display().to_string(),
-        detail,
-    };
-    let text = std::fs::read_to_string(seed_key).map_err(|e| err(e.to_string()))?;
-    let key = decode_hex(text.trim())
-        .filter(|b| b.len() == 32)
-        .ok_or_else(|| err("a seed key is 64 hex digits".into()))?;
+    let key = load_or_create_key(seed_key)?;
     let mut h = Sha256::new();
     h.update(b"pitboss node token v1\n");
-    h.update(&key);
+    h.update(key);
     Ok(crate::plan::canonical::hex(&h.finalize()))
+}
+
+/// The seed key at `path` (64 hex digits), or a new one created there (mode 0600).
+fn load_or_create_key(path: &Path) -> Result<[u8; 32], SecretError> {
+    let err = |detail: String| SecretError::File {
+        path: path.display().to_string(),
+        detail,
+    };
+    if path.exists() {
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let bytes = decode_hex(text.trim())
+            .filter(|b| b.len() == 32)
+            .ok_or_else(|| err("a seed key is 64 hex digits".into()))?;
+        let mut key = [0u8; 32];
+        key.copy_from_slice(&bytes);
+        restrict(path).map_err(|e| err(e.to_string()))?;
+        return Ok(key);
+    }
+    let mut key = [0u8; 32];
+    rand::rngs::OsRng
+        .try_fill_bytes(&mut key)
+        .map_err(|e| SecretError::Random(e.to_string()))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
+    }
+    let text = format!("{}\n", crate::plan::canonical::hex(&key));
+    crate::keyfile::write_private(path, text.as_bytes()).map_err(|e| err(e.to_string()))?;
+    Ok(key)
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
