@@ -326,6 +326,14 @@ fn registry(metrics: &Arc<Metrics>) -> Registry {
     r
 }
 
+/// An operator's log as `/metrics` shows it (`--log-per-operator`; the writer's histograms
+/// are shared by every log).
+pub struct LogGauges {
+    pub log: String,
+    pub entries: u64,
+    pub ready: bool,
+}
+
 /// The OpenMetrics media type `/metrics` answers when the scraper asks for it.
 pub const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 /// The Prometheus text format `/metrics` answers by default.
@@ -336,6 +344,7 @@ pub fn render(
     metrics: &Arc<Metrics>,
     openmetrics: bool,
     gauges: &[(&'static str, &'static str, i64)],
+    logs: &[LogGauges],
 ) -> (&'static str, String) {
     let mut registry = registry(metrics);
     // Values read from the store at the scrape (the payouts of 002 § 9(1)).
@@ -344,6 +353,30 @@ pub fn render(
             *name,
             *help,
             prometheus_client::metrics::gauge::ConstGauge::new(*value),
+        );
+    }
+    if !logs.is_empty() {
+        type ByLog = prometheus_client::metrics::family::Family<
+            Vec<(String, String)>,
+            prometheus_client::metrics::gauge::Gauge,
+        >;
+        let (entries, ready) = (ByLog::default(), ByLog::default());
+        for l in logs {
+            let label = vec![("log".to_owned(), l.log.clone())];
+            entries
+                .get_or_create(&label)
+                .set(i64::try_from(l.entries).unwrap_or(i64::MAX));
+            ready.get_or_create(&label).set(i64::from(l.ready));
+        }
+        registry.register(
+            "pitboss_operator_log_entries",
+            "Entries in each operator's log (--log-per-operator), by operator",
+            entries,
+        );
+        registry.register(
+            "pitboss_operator_log_ready",
+            "1 while an operator's log can record commands, 0 while its store refuses writes",
+            ready,
         );
     }
     let mut out = String::new();

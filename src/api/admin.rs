@@ -139,6 +139,12 @@ pub async fn create_key(
     caller.require(&[Role::Admin])?;
     let b: NewKey = json_body(&body)?;
     match (b.role, &b.operator) {
+        (Role::Operator, Some(op)) if op == super::logs::SERVICE_LOG => {
+            return Err(Problem::bad_request(
+                "bad_id",
+                format!("operator id {op:?} is reserved: it names the service's log"),
+            ))
+        }
         (Role::Operator, Some(op)) => crate::round::check_id("operator", op)
             .map_err(|r| Problem::bad_request("bad_id", r.message))?,
         (Role::Operator, None) => {
@@ -536,7 +542,11 @@ pub async fn metrics(
         .is_some_and(|v| v.contains("application/openmetrics-text"));
     // 002 § 9(1): winnings not confirmed paid, and those past their due time (read from the
     // store; left out when it cannot be read now).
-    let pool = state.service.pool.clone();
+    let pools: Vec<_> = state
+        .every_log()
+        .into_iter()
+        .map(|(_, l)| l.pool.clone())
+        .collect();
     let now = chrono::Utc::now();
     // A standby answers 0 (`api::standby`).
     let mut gauges = vec![
@@ -553,10 +563,15 @@ pub async fn metrics(
         ),
     ];
     if let Ok(Ok((outstanding, overdue))) = web::block(move || {
-        let mut conn = pool
-            .get()
-            .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
-        crate::service::payouts::counts(&mut conn, now)
+        let mut sums = (0, 0);
+        for pool in pools {
+            let mut conn = pool
+                .get()
+                .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
+            let (o, d) = crate::service::payouts::counts(&mut conn, now)?;
+            sums = (sums.0 + o, sums.1 + d);
+        }
+        Ok::<_, crate::store::StoreError>(sums)
     })
     .await
     {
@@ -571,7 +586,24 @@ pub async fn metrics(
             overdue,
         ));
     }
-    let (content_type, body) = crate::observe::render(&state.service.metrics, openmetrics, &gauges);
+    // With a log per operator: each operator's log's size and readiness.
+    let logs: Vec<crate::observe::LogGauges> = match &state.logs {
+        None => Vec::new(),
+        Some(logs) => logs
+            .all()
+            .into_iter()
+            .map(|(log, s)| crate::observe::LogGauges {
+                entries: s
+                    .metrics
+                    .log_entries
+                    .load(std::sync::atomic::Ordering::Relaxed),
+                ready: s.metrics.health.readiness().is_ok(),
+                log,
+            })
+            .collect(),
+    };
+    let (content_type, body) =
+        crate::observe::render(&state.service.metrics, openmetrics, &gauges, &logs);
     HttpResponse::Ok().content_type(content_type).body(body)
 }
 
@@ -631,7 +663,7 @@ pub struct SigningKeyRotated {
         (status = 400, description = "`malformed_json`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed, unknown, revoked or expired API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: needs the role admin.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 409, description = "`rotation_open`: `begin` while a rotation is open; `no_rotation_open`: `end` with none open; `rotation_not_ready`: the new key is not yet authorised by a checkpoint.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, description = "`rotation_open`: `begin` while a rotation is open; `no_rotation_open`: `end` with none open; `rotation_not_ready`: the new key is not yet authorised by a checkpoint; `rotation_unsupported`: the service writes a log per operator (`--log-per-operator`), whose logs share the key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: not recorded; retry.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
@@ -647,6 +679,18 @@ pub async fn rotate_signing_key(
         SigningKeyStage::Begin => crate::service::signing_key::Stage::Begin,
         SigningKeyStage::End => crate::service::signing_key::Stage::End,
     };
+    // The operators' logs are signed with the same key, and a rotation is logged in one log:
+    // rotating it under them would leave their logs signed by a key their entries never
+    // announced.
+    if state.logs.is_some() {
+        return Err(Problem::new(
+            StatusCode::CONFLICT,
+            "rotation_unsupported",
+            "Refused",
+            "the signing key cannot be rotated on a running service with a log per operator yet: \
+             the operators' logs share the key and would not log its rotation",
+        ));
+    }
     match state.service.rotate_signing_key(stage).await {
         Ok(r) => Ok(HttpResponse::Ok().json(SigningKeyRotated {
             stage: b.stage,

@@ -160,6 +160,9 @@ pub struct Since {
     /// many seconds (1–60) for one to be logged before answering (long poll).
     #[param(minimum = 1, maximum = 60)]
     pub wait: Option<u64>,
+    /// With a log per operator: the log read (`service`, or an operator's id; an operator
+    /// reads its own by default and only its own, the other roles the service's by default).
+    pub log: Option<String>,
 }
 
 /// Longest follow-mode wait, in seconds.
@@ -245,6 +248,73 @@ fn filter_of(q: &Since, caller: &Caller) -> Result<crate::service::feed::Filter,
     Ok(f)
 }
 
+/// Which log: `?log=` of the routes that take no other query.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct LogQuery {
+    /// With a log per operator: the log read (`service`, or an operator's id; an operator
+    /// reads its own by default and only its own, the other roles the service's by default).
+    pub log: Option<String>,
+}
+
+/// The reads of the log a request names (`?log=`, [`AppState::log_named`]): the node's own
+/// reads for the service's log (on a replica, when one is configured), an operator's log's
+/// reads and writer otherwise. A standby (no writer's state) serves the service's log only.
+pub enum Chosen {
+    Node(web::Data<LogReads>),
+    Log(LogReads, std::sync::Arc<crate::service::Service>),
+}
+
+impl std::ops::Deref for Chosen {
+    type Target = LogReads;
+
+    fn deref(&self) -> &LogReads {
+        match self {
+            Chosen::Node(r) => r,
+            Chosen::Log(r, _) => r,
+        }
+    }
+}
+
+impl Chosen {
+    /// The writer of the chosen log, on the node that writes it.
+    fn writer<'a>(&'a self, state: &'a AppState) -> &'a crate::service::Service {
+        match self {
+            Chosen::Node(_) => &state.service,
+            Chosen::Log(_, s) => s,
+        }
+    }
+}
+
+pub fn chosen(
+    reads: &web::Data<LogReads>,
+    state: Option<&web::Data<AppState>>,
+    caller: &Caller,
+    log: Option<&str>,
+) -> Result<Chosen, Problem> {
+    match state {
+        Some(st) => {
+            let svc = st.log_named(caller, log)?;
+            if std::sync::Arc::ptr_eq(&svc, &st.service) {
+                Ok(Chosen::Node(reads.clone()))
+            } else {
+                Ok(Chosen::Log(LogReads::of_writer(&svc), svc))
+            }
+        }
+        None => match log {
+            None | Some(super::logs::SERVICE_LOG) => Ok(Chosen::Node(reads.clone())),
+            Some(l) => Err(Problem::not_found(
+                "no_such_log",
+                format!(
+                    "no log {l:?} here: this node serves `{}`",
+                    super::logs::SERVICE_LOG
+                ),
+            )),
+        },
+    }
+}
+
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, crate::store::StoreError> + Send + 'static,
 ) -> Result<T, Problem> {
@@ -275,16 +345,19 @@ async fn blocking<T: Send + 'static>(
         (status = 400, description = "`malformed_query`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: following (`wait`) needs the role auditor or regulator.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`no_such_log`: `log` names no log here.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: the log could not be read or signed now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[get("/v1/audit/entries")]
 pub async fn entries(
     reads: web::Data<LogReads>,
+    writer: Option<web::Data<AppState>>,
     caller: Caller,
     q: web::Query<Since>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(&[Role::Auditor, Role::Regulator, Role::Admin, Role::Operator])?;
+    let reads = chosen(&reads, writer.as_ref(), &caller, q.log.as_deref())?;
     let limit = q.limit.unwrap_or(MAX_PAGE);
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(malformed(format!("limit: {limit} is not 1–{MAX_PAGE}")));
@@ -351,6 +424,9 @@ pub struct SummaryQuery {
     pub date: String,
     /// Only this table.
     pub table: Option<String>,
+    /// With a log per operator: the log read (`service`, or an operator's id; an operator
+    /// reads its own by default and only its own, the other roles the service's by default).
+    pub log: Option<String>,
 }
 
 /// The daily summary per table: rounds, bets and stakes, what settlements paid, refunds,
@@ -368,16 +444,19 @@ pub struct SummaryQuery {
         (status = 400, description = "`malformed_query`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`no_such_log`: `log` names no log here.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: the log could not be read now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[get("/v1/audit/daily-summary")]
 pub async fn daily_summary(
     reads: web::Data<LogReads>,
+    writer: Option<web::Data<AppState>>,
     caller: Caller,
     q: web::Query<SummaryQuery>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
+    let reads = chosen(&reads, writer.as_ref(), &caller, q.log.as_deref())?;
     let date = chrono::NaiveDate::parse_from_str(&q.date, "%Y-%m-%d")
         .map_err(|e| malformed(format!("date: {:?} is not YYYY-MM-DD ({e})", q.date)))?;
     let pool = reads.pool.clone();
@@ -394,6 +473,9 @@ pub struct CheckpointQuery {
     /// `true`: the latest checkpoint that carries cosignatures by the configured quorum of
     /// witnesses (`serve --witness-quorum`), rather than the latest signed.
     pub witnessed: Option<bool>,
+    /// With a log per operator: the log read (`service`, or an operator's id; an operator
+    /// reads its own by default and only its own, the other roles the service's by default).
+    pub log: Option<String>,
 }
 
 /// The latest signed checkpoint, as note text (`text/plain`), with the cosignatures of the
@@ -415,17 +497,19 @@ pub struct CheckpointQuery {
         (status = 400, description = "`malformed_query`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 404, description = "`no_checkpoint`: none signed yet; `not_witnessed`: with `witnessed=true`, no checkpoint carries the quorum of cosignatures yet (or no witness is configured).", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`no_such_log`: `log` names no log here. Or `no_checkpoint`: none signed yet; `not_witnessed`: with `witnessed=true`, no checkpoint carries the quorum of cosignatures yet (or no witness is configured).", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: the log could not be read or signed now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[get("/v1/audit/checkpoint")]
 pub async fn checkpoint(
     reads: web::Data<LogReads>,
+    writer: Option<web::Data<AppState>>,
     caller: Caller,
     q: web::Query<CheckpointQuery>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
+    let reads = chosen(&reads, writer.as_ref(), &caller, q.log.as_deref())?;
     let pool = reads.pool.clone();
     if q.witnessed == Some(true) {
         let witnesses = reads.witnesses.clone();
@@ -464,10 +548,13 @@ pub async fn checkpoint(
 #[utoipa::path(
     tag = "audit",
     security(("api_key" = [])),
+    params(LogQuery),
     responses(
         (status = 200, description = "The size of the tree the latest checkpoint covers.", body = CheckpointSigned),
+        (status = 400, description = "`malformed_query`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`no_such_log`: `log` names no log here.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: the log could not be read or signed now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
@@ -475,10 +562,11 @@ pub async fn checkpoint(
 pub async fn checkpoint_now(
     state: web::Data<AppState>,
     caller: Caller,
+    q: web::Query<LogQuery>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
     let size = state
-        .service
+        .log_named(&caller, q.log.as_deref())?
         .checkpoint_now()
         .await
         .map_err(|e| unavailable(&e))?;
@@ -492,6 +580,9 @@ pub struct ProofQuery {
     /// Prove against the stored checkpoint of this size (e.g. the latest witnessed one,
     /// `GET /v1/audit/checkpoint?witnessed=true`) instead of the latest.
     pub size: Option<u64>,
+    /// With a log per operator: the log read (`service`, or an operator's id; an operator
+    /// reads its own by default and only its own, the other roles the service's by default).
+    pub log: Option<String>,
 }
 
 /// A self-contained inclusion proof of entry `seq` against the latest checkpoint (or the
@@ -512,7 +603,7 @@ pub struct ProofQuery {
         (status = 400, description = "`malformed_path`: `seq` is not a number; `malformed_query`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 404, description = "`entry_not_found`, `no_checkpoint` or `entry_not_covered`.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`no_such_log`: `log` names no log here. Or `entry_not_found`, `no_checkpoint` or `entry_not_covered`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: the log could not be read or signed now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
@@ -524,7 +615,8 @@ pub async fn proof(
     path: web::Path<u64>,
     q: web::Query<ProofQuery>,
 ) -> Result<HttpResponse, Problem> {
-    proof_of(reads, writer, caller, path.into_inner(), q.size).await
+    let q = q.into_inner();
+    proof_of(reads, writer, caller, path.into_inner(), q.size, q.log).await
 }
 
 /// An inclusion proof; without `size`, the writer first signs a checkpoint of everything
@@ -535,10 +627,13 @@ pub async fn proof_of(
     caller: Caller,
     seq: u64,
     size: Option<u64>,
+    log: Option<String>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
+    let reads = chosen(&reads, writer.as_ref(), &caller, log.as_deref())?;
     if let (None, Some(w)) = (size, &writer) {
-        w.service
+        reads
+            .writer(w)
             .checkpoint_now()
             .await
             .map_err(|e| unavailable(&e))?;
@@ -596,6 +691,9 @@ pub struct ConsistencyRange {
     pub from: u64,
     /// The newer tree size (of a later checkpoint, e.g. `GET /v1/audit/checkpoint`'s).
     pub to: u64,
+    /// With a log per operator: the log read (`service`, or an operator's id; an operator
+    /// reads its own by default and only its own, the other roles the service's by default).
+    pub log: Option<String>,
 }
 
 /// An RFC 6962 consistency proof that the log's tree of `from` entries is a prefix of its tree
@@ -614,17 +712,19 @@ pub struct ConsistencyRange {
         (status = 400, description = "`malformed_query`, or `bad_range`: `from` is above `to`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
-        (status = 404, description = "`beyond_log`: `to` is above the number of entries logged.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`no_such_log`: `log` names no log here. Or `beyond_log`: `to` is above the number of entries logged.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: the log could not be read now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[get("/v1/audit/consistency")]
 pub async fn consistency(
     reads: web::Data<LogReads>,
+    writer: Option<web::Data<AppState>>,
     caller: Caller,
     q: web::Query<ConsistencyRange>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
+    let reads = chosen(&reads, writer.as_ref(), &caller, q.log.as_deref())?;
     let (from, to) = (q.from, q.to);
     if from > to {
         return Err(Problem::bad_request(
@@ -668,30 +768,29 @@ pub async fn consistency(
     tag = "audit",
     operation_id = "export_log",
     security(("api_key" = [])),
+    params(LogQuery),
     responses(
         (status = 200, description = "The export, JSONL.", body = String, content_type = "application/jsonl"),
+        (status = 400, description = "`malformed_query`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed or unknown API key.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: needs the role auditor, regulator or admin.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`no_such_log`: `log` names no log here.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: the log could not be read or signed now; retry.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
 #[get("/v1/audit/export")]
-pub async fn export(state: web::Data<AppState>, caller: Caller) -> Result<HttpResponse, Problem> {
+pub async fn export(
+    state: web::Data<AppState>,
+    caller: Caller,
+    q: web::Query<LogQuery>,
+) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
-    state
-        .service
-        .checkpoint_now()
-        .await
-        .map_err(|e| unavailable(&e))?;
-    let pool = state.service.pool.clone();
+    let log = state.log_named(&caller, q.log.as_deref())?;
+    log.checkpoint_now().await.map_err(|e| unavailable(&e))?;
+    let pool = log.pool.clone();
     let header = ExportHeader::new(
-        &state.service.origin,
-        state
-            .service
-            .key_validity
-            .read()
-            .expect("keys lock")
-            .clone(),
+        &log.origin,
+        log.key_validity.read().expect("keys lock").clone(),
     );
     let bytes = blocking(move || {
         let cps = read::checkpoints(&pool)?;

@@ -14,6 +14,7 @@ use super::auth::Caller;
 use super::dto::ProblemDocument;
 use super::problem::{unavailable, Problem};
 use super::startup::AppState;
+use crate::service::Service;
 use crate::store::schema::audit_entries;
 use crate::store::schema::audit_table_entries as by_table;
 use crate::store::StoreError;
@@ -35,6 +36,10 @@ pub struct TablesQuery {
     pub limit: Option<u32>,
     /// Only open (`true`) or only closed (`false`) tables.
     pub open: Option<bool>,
+    /// With a log per operator: the log listed (`service`, or an operator's id; an operator
+    /// lists its own by default, the other roles the service's). Cursors are its sequence
+    /// numbers.
+    pub log: Option<String>,
 }
 
 /// One table as listed.
@@ -143,6 +148,8 @@ fn cursor(after: Option<u64>) -> Result<i64, Problem> {
         (status = 200, description = "A page of tables.", body = TableList),
         (status = 400, description = "`malformed_query` or `bad_limit`.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`: no, malformed, unknown, revoked or expired API key.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: an operator named another operator's log.", body = ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, description = "`no_such_log`: `log` names no log.", body = ProblemDocument, content_type = "application/problem+json"),
         (status = 503, description = "`unavailable`: the store could not be read; retry.", body = ProblemDocument, content_type = "application/problem+json"),
     ),
 )]
@@ -156,10 +163,9 @@ pub async fn list_tables(
     let operator = (!caller.reads_all()).then(|| caller.operator.clone().unwrap_or_default());
     let after = cursor(q.after)?;
     let open_filter = q.open;
-    let svc = state.clone();
+    let log = state.log_named(&caller, q.log.as_deref())?;
     let page = web::block(move || -> Result<TableList, StoreError> {
-        let mut c = svc
-            .service
+        let mut c = log
             .pool
             .get()
             .map_err(|e| StoreError::Pool(e.to_string()))?;
@@ -186,7 +192,7 @@ pub async fn list_tables(
             for (seq, table, ts) in rows {
                 scanned += 1;
                 let Some(id) = table else { continue };
-                let item = table_item(&svc, &mut c, &id, ts)?;
+                let item = table_item(&log, &mut c, &id, ts)?;
                 if let Some(item) = item.filter(|t| open_filter.is_none_or(|o| t.open == o)) {
                     if tables.len() == limit as usize {
                         return Ok(TableList {
@@ -216,13 +222,13 @@ pub async fn list_tables(
 }
 
 fn table_item(
-    svc: &AppState,
+    log: &Service,
     c: &mut crate::store::DbConnection,
     id: &str,
     opened_at: String,
 ) -> Result<Option<TableItem>, StoreError> {
     {
-        let s = svc.service.state.read().expect("state lock");
+        let s = log.state.read().expect("state lock");
         if let Some(t) = s.tables.get(id) {
             return Ok(Some(table_item_of(t, opened_at)));
         }
@@ -232,8 +238,7 @@ fn table_item(
     };
     let v: serde_json::Value =
         serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let t = crate::round::TableState::from_stored(&svc.service.plans, v)
-        .map_err(StoreError::Corrupt)?;
+    let t = crate::round::TableState::from_stored(&log.plans, v).map_err(StoreError::Corrupt)?;
     Ok(Some(table_item_of(&t, opened_at)))
 }
 
@@ -279,22 +284,22 @@ pub async fn list_rounds(
     let svc = state.clone();
     let absent = || Problem::not_found("table_not_found", "no such table");
     let page = web::block(move || -> Result<Option<RoundList>, StoreError> {
-        let mut c = svc
-            .service
-            .pool
-            .get()
-            .map_err(|e| StoreError::Pool(e.to_string()))?;
         // The first of the names' tables the caller may read (an operator's bare name: its
-        // scoped table, else its own table from before ids were scoped).
-        let mut table = None;
+        // scoped table, else its own table from before ids were scoped), in its log.
+        let mut found = None;
         for id in names {
-            let owner = table_item(&svc, &mut c, &id, String::new())?.map(|t| t.operator);
+            let log = svc.log_holding(&id);
+            let mut c = log
+                .pool
+                .get()
+                .map_err(|e| StoreError::Pool(e.to_string()))?;
+            let owner = table_item(&log, &mut c, &id, String::new())?.map(|t| t.operator);
             if owner.is_some_and(|o| caller.reads_all() || caller.operator.as_deref() == Some(&o)) {
-                table = Some(id);
+                found = Some((id, log, c));
                 break;
             }
         }
-        let Some(table) = table else {
+        let Some((table, log, mut c)) = found else {
             return Ok(None);
         };
         let ts = |t: chrono::DateTime<chrono::Utc>| {
@@ -349,7 +354,7 @@ pub async fn list_rounds(
             for (seq, round) in rows {
                 scanned += 1;
                 let Some(round) = round else { continue };
-                let item = round_item(&svc, &mut c, &round)?;
+                let item = round_item(&log, &mut c, &round)?;
                 if let Some(item) = item.filter(|r| q.phase.is_none_or(|p| r.phase == p)) {
                     if rounds.len() == limit as usize {
                         return Ok(Some(RoundList {
@@ -388,7 +393,7 @@ pub async fn list_rounds(
 }
 
 fn round_item(
-    svc: &AppState,
+    log: &Service,
     c: &mut crate::store::DbConnection,
     id: &str,
 ) -> Result<Option<RoundItem>, StoreError> {
@@ -400,18 +405,13 @@ fn round_item(
         bets: r.bets.len(),
     };
     {
-        let s = svc.service.state.read().expect("state lock");
+        let s = log.state.read().expect("state lock");
         if let Some(r) = s.rounds.get(id) {
             return Ok(Some(item(r)));
         }
     }
     Ok(
-        crate::service::derived::read_finished_round(
-            &svc.service.state,
-            &svc.service.plans,
-            c,
-            id,
-        )?
-        .map(|v| item(&v.round)),
+        crate::service::derived::read_finished_round(&log.state, &log.plans, c, id)?
+            .map(|v| item(&v.round)),
     )
 }

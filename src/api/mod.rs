@@ -10,6 +10,7 @@ pub mod dto;
 pub mod errors;
 pub mod exceptions;
 pub mod listings;
+pub mod logs;
 pub mod openapi;
 pub mod payouts;
 pub mod plans;

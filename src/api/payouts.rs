@@ -103,12 +103,27 @@ pub async fn overdue_payouts(
 ) -> Result<HttpResponse, Problem> {
     let as_of = q.as_of.unwrap_or_else(Utc::now);
     let operator = (!caller.reads_all()).then(|| caller.operator.clone().unwrap_or_default());
-    let pool = state.service.pool.clone();
+    // An operator's are in its log; the other roles read every log's.
+    let pools: Vec<_> = match &operator {
+        Some(op) => vec![state.log_of(op).pool.clone()],
+        None => state
+            .every_log()
+            .into_iter()
+            .map(|(_, l)| l.pool.clone())
+            .collect(),
+    };
     let overdue = web::block(move || {
-        let mut conn = pool
-            .get()
-            .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
-        payouts::overdue(&mut conn, operator.as_deref(), as_of)
+        let mut all = Vec::new();
+        for pool in pools {
+            let mut conn = pool
+                .get()
+                .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
+            all.extend(payouts::overdue(&mut conn, operator.as_deref(), as_of)?);
+        }
+        // Each log's are in this order, at most MAX_LIST of them.
+        all.sort_by(|a, b| (a.due_at, &a.round).cmp(&(b.due_at, &b.round)));
+        all.truncate(payouts::MAX_LIST as usize);
+        Ok::<_, crate::store::StoreError>(all)
     })
     .await
     .map_err(|e| super::problem::unavailable(&e.to_string()))?

@@ -309,7 +309,8 @@ pub async fn get_player(
         own
     };
     let player = path.into_inner();
-    let pool = state.service.pool.clone();
+    // The operator's register is in its log.
+    let pool = state.log_of(&operator).pool.clone();
     let view = web::block(move || {
         let mut conn = pool
             .get()

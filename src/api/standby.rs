@@ -245,7 +245,8 @@ async fn proof_here(
     path: web::Path<u64>,
     q: web::Query<super::audit::ProofQuery>,
 ) -> Result<HttpResponse, Problem> {
-    super::audit::proof_of(reads, None, caller, path.into_inner(), q.size).await
+    let q = q.into_inner();
+    super::audit::proof_of(reads, None, caller, path.into_inner(), q.size, q.log).await
 }
 
 /// Marks a request this standby forwarded (not counted as served here).

@@ -17,12 +17,14 @@ use crate::store::{self, DatabaseUrl};
 /// What every handler may read.
 pub struct AppState {
     pub plans: Arc<PlanSet>,
-    pub service: Service,
+    pub service: Arc<Service>,
     pub keys: KeyRing,
     pub limits: crate::limits::RequestLimits,
     /// The regulators' and auditors' HTML pages (`/console/`): sessions, source documents,
     /// returns to player.
     pub console: crate::console::Console,
+    /// The operators' logs (`--log-per-operator`); `None`: every operator writes `service`'s.
+    pub logs: Option<Arc<crate::service::logs::OperatorLogs>>,
 }
 
 #[derive(Debug, Clone)]
@@ -66,6 +68,8 @@ pub struct ServeConfig {
     pub lease: std::time::Duration,
     /// A PostgreSQL read replica the audit log's read routes are served from.
     pub read_database_url: Option<String>,
+    /// A log per operator (`--log-per-operator`, [`crate::service::logs`]).
+    pub log_per_operator: bool,
 }
 
 /// Largest request body accepted, in bytes.
@@ -108,6 +112,17 @@ pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {
 )]
 #[get("/readyz")]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, Problem> {
+    // With a log per operator, every log must be able to write (they share the store).
+    if let Some(logs) = &state.logs {
+        for (log, s) in logs.all() {
+            if let Err(not_ready) = s.metrics.health.readiness() {
+                return Err(super::problem::not_ready(format!(
+                    "operator {log}'s log: {}",
+                    not_ready.detail
+                )));
+            }
+        }
+    }
     let metrics = &state.service.metrics;
     match metrics.health.readiness() {
         Ok(()) => Ok(HttpResponse::Ok().json(Health {
@@ -300,22 +315,33 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
     let mut starting = Some(starting);
     let mut standby: Option<super::standby::Running> = None;
     let plan_count = plans.len();
+    let options = crate::service::StartOptions {
+        limits: config.limits.clone(),
+        seed_key: config.seed_key.clone(),
+        throttled: throttled.clone(),
+        idempotency_retention: Some(config.idempotency_retention),
+        snapshots: Some(config.snapshots),
+        submit_deadline: config.write_deadline,
+        regulator: config.regulator.clone(),
+        witnesses: config.witnesses.clone(),
+        lazy_reads: false,
+        approvals_from: None,
+        writer_metrics: None,
+    };
+    if config.log_per_operator && (node_url.is_some() || read_url.is_some()) {
+        return Err(
+            "--log-per-operator does not run with --node-url or --read-database-url yet: \
+                    a log per operator is written by one node, which serves its reads"
+                .into(),
+        );
+    }
     let service = loop {
         let started = Service::start(
             url.clone(),
             plans.clone(),
             &key_path,
             config.origin.as_deref(),
-            crate::service::StartOptions {
-                limits: config.limits.clone(),
-                seed_key: config.seed_key.clone(),
-                throttled: throttled.clone(),
-                idempotency_retention: Some(config.idempotency_retention),
-                snapshots: Some(config.snapshots),
-                submit_deadline: config.write_deadline,
-                regulator: config.regulator.clone(),
-                witnesses: config.witnesses.clone(),
-            },
+            options.clone(),
         );
         match started {
             Ok(service) => break service,
@@ -353,6 +379,9 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
     };
     let mut conn = store::connect(&url).map_err(|e| e.to_string())?;
     let keys = KeyRing::load(&mut conn).map_err(|e| e.to_string())?;
+    let logs = operator_logs(
+        &config, &service, &url, plans, &key_path, options, &mut conn,
+    )?;
     drop(conn);
     let bootstrap = !keys.has_admin();
     let console = crate::console::Console::start(
@@ -372,10 +401,11 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
     });
     let state = web::Data::new(AppState {
         plans: service.plans.clone(),
-        service,
+        service: Arc::new(service),
         keys,
         limits: crate::limits::RequestLimits::new(config.limits.clone(), throttled),
         console,
+        logs,
     });
     // The bootstrap admin key is created through the log, like every key.
     if bootstrap {
@@ -465,6 +495,50 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
     let ran = server.await.map_err(|e| e.to_string());
     // Stopped cleanly (SIGINT, SIGTERM): the writer stores a snapshot so the next start
     // replays nothing, and signs what is unsigned.
+    if let Some(logs) = &on_stop.logs {
+        logs.shutdown().await;
+    }
     on_stop.service.shutdown().await;
     ran
+}
+
+/// The operators' logs: each recorded one opened (`--log-per-operator`), or none. A store
+/// whose operators have logs of their own never starts without the flag (their tables would
+/// be unreachable and their names free again); nor does one switched to the flag while the
+/// service's log holds open tables (they would be unreachable from the operators' logs).
+fn operator_logs(
+    config: &ServeConfig,
+    service: &Service,
+    url: &DatabaseUrl,
+    plans: PlanSet,
+    key_path: &std::path::Path,
+    mut options: crate::service::StartOptions,
+    conn: &mut store::DbConnection,
+) -> Result<Option<Arc<crate::service::logs::OperatorLogs>>, String> {
+    use crate::service::logs;
+    let recorded = logs::recorded(conn).map_err(|e| e.to_string())?;
+    if !config.log_per_operator {
+        return match recorded.first() {
+            None => Ok(None),
+            Some(r) => Err(format!(
+                "this deployment writes a log per operator ({} of them, e.g. {}'s, origin {}): \
+                 start it with --log-per-operator",
+                recorded.len(),
+                r.operator,
+                r.origin
+            )),
+        };
+    }
+    let open_here = service.state.read().expect("state lock").tables.len();
+    if open_here > 0 && recorded.is_empty() {
+        return Err(format!(
+            "the service's log holds {open_here} open tables: close them before switching to \
+             --log-per-operator (an operator's tables are then in its own log)"
+        ));
+    }
+    options.approvals_from = Some(service.state.clone());
+    options.writer_metrics = Some(service.metrics.writer.clone());
+    let opened = logs::OperatorLogs::open_all(url, plans, key_path, &service.origin, options)
+        .map_err(|e| format!("the operators' logs: {e}"))?;
+    Ok(Some(Arc::new(opened)))
 }

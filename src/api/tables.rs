@@ -132,7 +132,11 @@ pub(super) async fn run(
     let operator = caller.operator()?;
     let idem = idempotency(req, body)?;
     Ok(respond(
-        state.service.submit(operator, Some(idem), command).await,
+        state
+            .writer_of(operator)
+            .await?
+            .submit(operator, Some(idem), command)
+            .await,
     ))
 }
 
@@ -165,7 +169,8 @@ pub(super) async fn run_as(
     };
     Ok(respond(
         state
-            .service
+            .writer_of(operator)
+            .await?
             .submit_as(operator, Some(actor), Some(idem), command)
             .await,
     ))
@@ -958,15 +963,17 @@ async fn visible_table_json(
     caller: &Caller,
     id: String,
 ) -> Result<Option<HttpResponse>, Problem> {
+    let log = state.log_holding(&id);
     {
-        let s = state.service.state.read().expect("state lock");
+        let s = log.state.read().expect("state lock");
         if let Some(t) = s.tables.get(id.as_str()) {
             return Ok(visible_table(caller, Some(t))
                 .ok()
                 .map(|t| HttpResponse::Ok().json(t)));
         }
     }
-    let pool = state.service.pool.clone();
+    let pool = log.pool.clone();
+    drop(log);
     let stored = web::block(move || {
         let mut conn = pool
             .get()
@@ -1025,8 +1032,9 @@ async fn visible_round_as(
     caller: &Caller,
     round: &str,
 ) -> Result<Option<RoundView>, Problem> {
+    let log = state.log_holding(round);
     {
-        let s = state.service.state.read().expect("state lock");
+        let s = log.state.read().expect("state lock");
         if let Some(r) = s.rounds.get(round) {
             let Ok(t) = visible_table(caller, s.tables.get(&r.table)) else {
                 return Ok(None);
@@ -1045,9 +1053,10 @@ async fn visible_round_as(
             }));
         }
     }
-    let pool = state.service.pool.clone();
-    let svc_state = state.service.state.clone();
-    let plans = state.service.plans.clone();
+    let pool = log.pool.clone();
+    let svc_state = log.state.clone();
+    let plans = log.plans.clone();
+    drop(log);
     let id = round.to_string();
     let stored = web::block(move || {
         let mut conn = pool
@@ -1187,9 +1196,9 @@ pub async fn recall(
         ..
     } = visible_round(&state, &caller, &path).await?;
     let round = round.round;
-    let pool = state.service.pool.clone();
-    let live_reg = state
-        .service
+    let log = state.log_holding(&round);
+    let pool = log.pool.clone();
+    let live_reg = log
         .state
         .read()
         .expect("state lock")

@@ -119,6 +119,12 @@ pub enum Command {
         /// leases and everything else stay on the primary.
         #[arg(long, env = "PITBOSS_READ_DATABASE_URL")]
         read_database_url: Option<String>,
+        /// Each operator's tables write a log of their own (its own chain, checkpoints and
+        /// origin: the service's followed by `/operator/<operator>`), written by a writer of
+        /// its own; the service's log keeps plans, keys and approvals. Once a deployment has
+        /// made an operator's log, every start needs this flag.
+        #[arg(long, env = "PITBOSS_LOG_PER_OPERATOR")]
+        log_per_operator: bool,
         #[command(flatten)]
         limits: LimitArgs,
         #[command(flatten)]
@@ -283,9 +289,24 @@ pub fn run(cli: Cli) -> ExitCode {
                 .as_deref()
                 .map(crate::store::DatabaseUrl::parse)
                 .unwrap_or_else(|| crate::store::DatabaseUrl::default_in(&data_dir));
-            match crate::store::migrate(&url) {
-                Ok(n) => {
+            // The service's store, then each operator's log's (`--log-per-operator`).
+            let migrated = crate::store::migrate(&url).and_then(|n| {
+                let recorded = crate::service::logs::recorded(&mut crate::store::connect(&url)?)?;
+                let mut total = n;
+                for r in &recorded {
+                    total += crate::store::migrate(&url.for_log(&r.namespace))?;
+                }
+                Ok((total, recorded.len()))
+            });
+            match migrated {
+                Ok((n, 0)) => {
                     out!("{n} migration(s) applied");
+                    ExitCode::SUCCESS
+                }
+                Ok((n, logs)) => {
+                    out!(
+                        "{n} migration(s) applied (the service's store and {logs} operators' logs)"
+                    );
                     ExitCode::SUCCESS
                 }
                 Err(e) => fail(e),
@@ -309,6 +330,7 @@ pub fn run(cli: Cli) -> ExitCode {
             node_url,
             lease_ms,
             read_database_url,
+            log_per_operator,
             regulator,
             witnesses,
         } => {
@@ -351,6 +373,7 @@ pub fn run(cli: Cli) -> ExitCode {
                 node_url,
                 lease: std::time::Duration::from_millis(lease_ms),
                 read_database_url,
+                log_per_operator,
             };
             match actix_web::rt::System::new().block_on(crate::api::serve(config, set)) {
                 Ok(()) => ExitCode::SUCCESS,

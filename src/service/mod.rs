@@ -47,6 +47,7 @@ pub mod derived;
 pub mod exception;
 pub mod feed;
 pub mod health;
+pub mod logs;
 pub mod payouts;
 pub mod receipts;
 pub mod refusal;
@@ -528,6 +529,14 @@ pub struct StartOptions {
     pub submit_deadline: Option<Duration>,
     /// The witnesses each new checkpoint is sent to ([`witnessing`]).
     pub witnesses: witnessing::WitnessOptions,
+    /// Readers connect on first use and keep no idle connection (an operator's log, [`logs`]).
+    pub lazy_reads: bool,
+    /// Where approvals of plan versions are decided when not in this log: the service log's
+    /// state, for an operator's log ([`logs`]).
+    pub approvals_from: Option<Arc<RwLock<State>>>,
+    /// The writer's histograms, shared with the service log's (an operator's log, [`logs`]):
+    /// `/metrics` shows every log's batches together.
+    pub writer_metrics: Option<crate::observe::WriterMetrics>,
 }
 
 /// When the writer stores a snapshot of the live state: after `every_entries` new entries,
@@ -649,6 +658,8 @@ struct Writer {
     last_snapshot: Instant,
     /// `serve --require-approval`.
     require_approval: bool,
+    /// The service log's state, whose approvals an operator's log checks ([`logs`]).
+    approvals_from: Option<Arc<RwLock<State>>>,
     /// `serve --require-registration`.
     require_registration: bool,
     /// The regulators' keys that sign offline approvals.
@@ -732,10 +743,14 @@ impl Service {
         let public_key_pem = Arc::new(RwLock::new(public_key_pem));
         feed::backfill(&mut conn)?;
         let seeds = load_seeds(&mut conn, &seed_cipher)?;
-        let metrics = Arc::new(Metrics {
+        let mut metrics = Metrics {
             throttled: options.throttled.clone(),
             ..Metrics::default()
-        });
+        };
+        if let Some(w) = &options.writer_metrics {
+            metrics.writer = w.clone();
+        }
+        let metrics = Arc::new(metrics);
         let submit_deadline = options.submit_deadline.unwrap_or(SUBMIT_DEADLINE);
         metrics.health.set_deadline(submit_deadline);
         metrics
@@ -746,7 +761,11 @@ impl Service {
             .store(replayed, Ordering::Relaxed);
         let state = Arc::new(RwLock::new(state));
         let key_validity = Arc::new(RwLock::new(appender.keys().validity()));
-        let pool = store::read_pool(&url, 4)?;
+        let pool = if options.lazy_reads {
+            store::lazy_read_pool(&url, 4)
+        } else {
+            store::read_pool(&url, 4)?
+        };
         let (tx, rx) = mpsc::sync_channel(QUEUE_CAPACITY);
         let (commits, commit_rx) = mpsc::sync_channel(1);
         let (outcome_tx, outcomes) = mpsc::sync_channel(1);
@@ -792,6 +811,7 @@ impl Service {
             snapshot_size: 0,
             last_snapshot: Instant::now(),
             require_approval: options.regulator.require_approval,
+            approvals_from: options.approvals_from.clone(),
             require_registration: options.regulator.require_registration,
             regulator_keys,
             commits,
@@ -2789,7 +2809,13 @@ impl Writer {
             },
             _ => return Ok(()),
         };
-        approval::check_approved(state, &key, &hash, now)
+        match &self.approvals_from {
+            // An operator's log: approvals are the service log's.
+            Some(service) => {
+                approval::check_approved(&service.read().expect("state lock"), &key, &hash, now)
+            }
+            None => approval::check_approved(state, &key, &hash, now),
+        }
     }
 
     /// Drops finished rounds and closed tables from memory (their state is in the store).

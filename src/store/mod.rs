@@ -96,6 +96,52 @@ impl DatabaseUrl {
     pub fn is_sqlite(&self) -> bool {
         matches!(self, DatabaseUrl::Sqlite(_))
     }
+
+    /// The store of one operator's log beside this (the service's) store
+    /// (`serve --log-per-operator`): on PostgreSQL a schema of the same database, named by
+    /// [`log_namespace`] (the connection's `search_path`, so every query is the one the
+    /// service's log runs); on SQLite a file of that name in `logs/` beside this one.
+    pub fn for_log(&self, namespace: &str) -> DatabaseUrl {
+        match self {
+            DatabaseUrl::Postgres(u) => {
+                let base = u.split_once(NAMESPACE_MARK).map_or(u.as_str(), |(b, _)| b);
+                DatabaseUrl::Postgres(format!("{base}{NAMESPACE_MARK}{namespace}"))
+            }
+            DatabaseUrl::Sqlite(path) => {
+                let dir = Path::new(path).parent().unwrap_or(Path::new("."));
+                DatabaseUrl::Sqlite(
+                    dir.join("logs")
+                        .join(format!("{namespace}.sqlite"))
+                        .to_string_lossy()
+                        .into_owned(),
+                )
+            }
+        }
+    }
+
+    /// A PostgreSQL URL without the log's schema, and that schema (`None`: the service's).
+    fn postgres_parts(url: &str) -> (&str, Option<&str>) {
+        match url.split_once(NAMESPACE_MARK) {
+            Some((base, ns)) => (base, Some(ns)),
+            None => (url, None),
+        }
+    }
+}
+
+/// How a PostgreSQL [`DatabaseUrl`] names an operator's log's schema: after the URL, never sent
+/// to the server as part of it (libpq would read a `#` as the start of a fragment).
+const NAMESPACE_MARK: &str = "#pitboss-log=";
+
+/// The store namespace of an operator's log: `op_` and 20 hex digits of the SHA-256 of the
+/// operator id. Operator ids are case-sensitive and up to 64 characters; a PostgreSQL schema
+/// name folds case unless quoted and holds at most 63 bytes, and some file systems fold
+/// case: a digest is one name on all of them. The operator behind a namespace is in the
+/// service's store (`operator_logs`) and in the log's own origin.
+pub fn log_namespace(operator: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(operator.as_bytes());
+    let hex: String = digest[..10].iter().map(|b| format!("{b:02x}")).collect();
+    format!("op_{hex}")
 }
 
 /// SQLite settings every connection gets. WAL lets readers run beside the one writer;
@@ -128,8 +174,13 @@ pub fn connect(url: &DatabaseUrl) -> Result<DbConnection, StoreError> {
     };
     match url {
         DatabaseUrl::Postgres(u) => {
-            let mut c = diesel::PgConnection::establish(&with_deadlines(u)).map_err(err)?;
+            let (base, namespace) = DatabaseUrl::postgres_parts(u);
+            let mut c = diesel::PgConnection::establish(&with_deadlines(base)).map_err(err)?;
             c.batch_execute(PG_SETTINGS)?;
+            if let Some(ns) = namespace {
+                // Every table of the log is in its schema; nothing is read from `public`.
+                c.batch_execute(&format!("SET search_path TO {ns}"))?;
+            }
             Ok(DbConnection::Pg(c))
         }
         DatabaseUrl::Sqlite(path) => {
@@ -197,6 +248,25 @@ pub fn migrate(url: &DatabaseUrl) -> Result<usize, StoreError> {
 }
 
 fn migrate_once(url: &DatabaseUrl) -> Result<usize, StoreError> {
+    // An operator's log's schema, or its file's directory, is made with its first migration.
+    match url {
+        DatabaseUrl::Postgres(u) => {
+            if let (base, Some(ns)) = DatabaseUrl::postgres_parts(u) {
+                let mut c = connect(&DatabaseUrl::Postgres(base.to_string()))?;
+                c.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {ns}"))
+                    .map_err(|e| StoreError::Migrate(e.to_string()))?;
+            }
+        }
+        DatabaseUrl::Sqlite(path) => {
+            if let Some(dir) = Path::new(path)
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+            {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| StoreError::Migrate(format!("{}: {e}", dir.display())))?;
+            }
+        }
+    }
     let mut conn = connect(url)?;
     let ran = match &mut conn {
         DbConnection::Sqlite(c) => c.run_pending_migrations(SQLITE_MIGRATIONS).map(|v| v.len()),

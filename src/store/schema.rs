@@ -178,3 +178,12 @@ diesel::table! {
         reported_net_loss_minor -> BigInt,
     }
 }
+
+diesel::table! {
+    operator_logs (operator) {
+        operator -> Text,
+        namespace -> Text,
+        origin -> Text,
+        created_at -> Text,
+    }
+}

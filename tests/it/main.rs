@@ -27,6 +27,7 @@ mod listings;
 mod nodes;
 mod observe;
 mod openapi_tools;
+mod operator_logs;
 mod plan_blackjack;
 mod plan_cards;
 mod plan_cli;

@@ -30,7 +30,23 @@ pub fn exported_log_verifies_and_replays_with_keys(
     plans_dir: &std::path::Path,
     earlier: &[pitboss_audit::VerifyingKey],
 ) {
-    let (s, export) = server.get_text(Some(auditor), "/v1/audit/export");
+    verifies_and_replays(server, auditor, plans_dir, earlier, "/v1/audit/export");
+}
+
+/// The same for the export at `path` (one log of several: `/v1/audit/export?log=…`);
+/// returns the export.
+pub fn export_at_verifies_and_replays(server: &TestServer, auditor: &str, path: &str) -> String {
+    verifies_and_replays(server, auditor, &crate::source::rng_plans_dir(), &[], path)
+}
+
+fn verifies_and_replays(
+    server: &TestServer,
+    auditor: &str,
+    plans_dir: &std::path::Path,
+    earlier: &[pitboss_audit::VerifyingKey],
+    path: &str,
+) -> String {
+    let (s, export) = server.get_text(Some(auditor), path);
     assert_eq!(s, 200, "{export}");
     let (s, pem) = server.get_text(None, "/v1/audit/public-key");
     assert_eq!(s, 200);
@@ -128,6 +144,7 @@ pub fn exported_log_verifies_and_replays_with_keys(
         "{}",
         out.stdout
     );
+    export
 }
 
 pub struct CommandOutput {

@@ -434,6 +434,19 @@ impl Drop for TestServer {
             if let Err(e) = pitboss::service::check_snapshots(&url, &plans, 8) {
                 panic!("snapshot + tail differs from a full replay on this test's log: {e}");
             }
+            // And each operator's log (`--log-per-operator`), in its own store namespace.
+            let recorded = pitboss::store::connect(&url)
+                .and_then(|mut c| pitboss::service::logs::recorded(&mut c))
+                .unwrap_or_else(|e| panic!("the operators' logs of this test: {e}"));
+            for r in recorded {
+                let log = url.for_log(&r.namespace);
+                if let Err(e) = pitboss::service::check_snapshots(&log, &plans, 8) {
+                    panic!(
+                        "snapshot + tail differs from a full replay on {}'s log: {e}",
+                        r.operator
+                    );
+                }
+            }
         }
     }
 }

@@ -1,0 +1,116 @@
+//! Which log a request goes to ([`crate::service::logs`]): with `--log-per-operator`, an
+//! operator's commands and reads go to the operator's log, an id scoped to an operator
+//! (`op:t1.3`) to that operator's log, and the audit routes to the log `?log=` names (an
+//! operator's own by default for an operator, the service's for everyone else). Without it,
+//! every request goes to the one log.
+
+use std::sync::Arc;
+
+use super::auth::{forbidden, Caller};
+use super::problem::Problem;
+use super::startup::AppState;
+use crate::service::Service;
+
+/// `?log=` of the audit routes: `service`, or an operator's id.
+pub const SERVICE_LOG: &str = "service";
+
+impl AppState {
+    /// The log the operator's commands are written to: its own (made on its first command)
+    /// with a log per operator, else the service's. The empty operator (a regulator's or an
+    /// admin's command) writes the service's.
+    pub async fn writer_of(&self, operator: &str) -> Result<Arc<Service>, Problem> {
+        let Some(logs) = &self.logs else {
+            return Ok(self.service.clone());
+        };
+        if operator.is_empty() {
+            return Ok(self.service.clone());
+        }
+        if let Some(s) = logs.get(operator) {
+            return Ok(s);
+        }
+        let (logs, op) = (logs.clone(), operator.to_owned());
+        match actix_web::web::block(move || logs.get_or_make(&op)).await {
+            Ok(Ok(s)) => Ok(s),
+            Ok(Err(e)) => {
+                tracing::error!(operator, error = %e, "cannot make the operator's log");
+                Err(super::problem::unavailable(&format!(
+                    "the operator's log cannot be opened now ({e}); nothing was recorded, retry \
+                     with the same Idempotency-Key"
+                )))
+            }
+            Err(_) => Err(super::problem::unavailable("the service is stopping")),
+        }
+    }
+
+    /// The operator's log if it has one, else the service's (without making one).
+    pub fn log_of(&self, operator: &str) -> Arc<Service> {
+        self.logs
+            .as_ref()
+            .and_then(|logs| logs.get(operator))
+            .unwrap_or_else(|| self.service.clone())
+    }
+
+    /// Every log: the service's (named [`SERVICE_LOG`]), then each operator's.
+    pub fn every_log(&self) -> Vec<(String, Arc<Service>)> {
+        let mut all = vec![(SERVICE_LOG.to_owned(), self.service.clone())];
+        if let Some(logs) = &self.logs {
+            all.extend(logs.all());
+        }
+        all
+    }
+
+    /// The log that holds a table, round or bet id as the log names it: an id scoped to an
+    /// operator whose log exists is in that log; every other id (ids logged before they were
+    /// scoped, or by a deployment of one log) is in the service's.
+    pub fn log_holding(&self, id: &str) -> Arc<Service> {
+        self.logs
+            .as_ref()
+            .and_then(|logs| {
+                let (op, _) = id.split_once(crate::round::SCOPE)?;
+                logs.get(op)
+            })
+            .unwrap_or_else(|| self.service.clone())
+    }
+
+    /// The log an audit route reads: `log` as asked (`service` or an operator's id; an
+    /// operator may name only its own), else the caller's own log for an operator with a log
+    /// of its own, else the service's.
+    pub fn log_named(&self, caller: &Caller, log: Option<&str>) -> Result<Arc<Service>, Problem> {
+        let own = caller.operator.as_deref().filter(|_| !caller.reads_all());
+        let wanted = match (log, own) {
+            (Some(SERVICE_LOG), _) => return Ok(self.service.clone()),
+            (Some(l), Some(o)) if l != o => {
+                return Err(forbidden("an operator reads only its own log"))
+            }
+            (Some(l), _) => Some(l),
+            (None, Some(o)) => Some(o),
+            (None, None) => None,
+        };
+        let Some(wanted) = wanted else {
+            return Ok(self.service.clone());
+        };
+        let Some(logs) = &self.logs else {
+            return match log {
+                // An operator's entries are in the one log.
+                None => Ok(self.service.clone()),
+                Some(_) => Err(Problem::not_found(
+                    "no_such_log",
+                    format!("no log {wanted:?}: this deployment writes one log, `{SERVICE_LOG}`"),
+                )),
+            };
+        };
+        match logs.get(wanted) {
+            Some(s) => Ok(s),
+            // An operator without a log of its own yet has no entries but those of its
+            // keys, in the service's log.
+            None if log.is_none() => Ok(self.service.clone()),
+            None => Err(Problem::not_found(
+                "no_such_log",
+                format!(
+                    "no log {wanted:?}: `log` is `{SERVICE_LOG}` or the id of an operator whose \
+                     log has been made (its first command makes it)"
+                ),
+            )),
+        }
+    }
+}
