@@ -9,10 +9,11 @@ use serde::Deserialize;
 use super::auth::Viewer;
 use super::data::{self, EntryFilter, LogEntry};
 use super::layout::{count, json, page, pager, ts, Section};
-use super::{blocking, respond, ConsoleError};
+use super::{blocking_on, respond, ConsoleError, Log};
 use crate::api::startup::AppState;
 
-fn entries_table(items: &[LogEntry], caption: &str) -> Markup {
+fn entries_table(items: &[LogEntry], caption: &str, log: &Log) -> Markup {
+    let q = log.suffix();
     html! {
         div.wide {
             table #entries {
@@ -31,7 +32,7 @@ fn entries_table(items: &[LogEntry], caption: &str) -> Markup {
                 tbody {
                     @for e in items {
                         tr {
-                            th scope="row" class="num" { a href=(format!("/console/log/entries/{}", e.seq)) { (e.seq) } }
+                            th scope="row" class="num" { a href=(format!("/console/log/entries/{}{q}", e.seq)) { (e.seq) } }
                             td.nowrap { (ts(&e.ts)) }
                             td { code { (e.kind) } }
                             td { @if let Some(t) = &e.table { a href=(format!("/console/tables/{t}")) { (t) } } }
@@ -72,8 +73,16 @@ fn detail(e: &LogEntry) -> Markup {
 pub async fn overview(
     state: web::Data<AppState>,
     viewer: Viewer,
+    q: web::Query<LogQuery>,
 ) -> Result<HttpResponse, ConsoleError> {
-    let (cp, growth, keys) = blocking(&state, |svc| {
+    let log = Log::named(&state, q.log.as_deref())?;
+    let lq = log.suffix();
+    let logs: Vec<String> = state
+        .logs
+        .as_ref()
+        .map(|l| l.all().into_iter().map(|(o, _)| o).collect())
+        .unwrap_or_default();
+    let (cp, growth, keys) = blocking_on(&log, |svc| {
         Ok((
             data::latest_checkpoint(svc)?,
             data::log_growth(svc)?,
@@ -81,18 +90,27 @@ pub async fn overview(
         ))
     })
     .await?;
-    let size = data::log_size(&state.service);
+    let size = data::log_size(&log.svc);
     let body = html! {
-        h1 { "Audit log" }
+        h1 { "Audit log" @if log.operator.is_some() { ": " (log.title()) } }
+        @if !logs.is_empty() {
+            nav aria-label="Logs" {
+                p {
+                    "Each operator writes a log of its own: "
+                    a href="/console/log" { "the service's" }
+                    @for o in &logs { " · " a href=(format!("/console/log?log={o}")) { (o) } }
+                }
+            }
+        }
         dl.facts {
-            dt { "Origin" } dd { code { (state.service.origin) } }
+            dt { "Origin" } dd { code { (log.svc.origin) } }
             dt { "Entries" } dd { (count(size)) }
             dt { "Covered by the latest checkpoint" } dd { @match &cp { Some(c) => (count(c.checkpoint.size)), None => "none signed yet" } }
         }
         p {
-            a href="/console/log/entries" { "Entries" } " · "
-            a href="/console/log/checkpoints" { "Checkpoint history" } " · "
-            a href="/console/log/events" { "Significant events" }
+            a href=(format!("/console/log/entries{lq}")) { "Entries" } " · "
+            a href=(format!("/console/log/checkpoints{lq}")) { "Checkpoint history" } " · "
+            a href=(format!("/console/log/events{lq}")) { "Significant events" }
         }
         h2 { "Latest checkpoint" }
         @match &cp {
@@ -113,7 +131,7 @@ pub async fn overview(
                         td.num { (k.from_size) }
                         td.num { @match k.until_size { Some(u) => (u), None => "still valid" } }
                         td { @if k.authorised { span.good { "yes" } } @else { span.bad { "no" } } }
-                        td.num { @match k.announced_seq { Some(s) => a href=(format!("/console/log/entries/{s}")) { (s) }, None => "initial key" } }
+                        td.num { @match k.announced_seq { Some(s) => a href=(format!("/console/log/entries/{s}{lq}")) { (s) }, None => "initial key" } }
                     }
                 }
             }
@@ -139,6 +157,13 @@ pub async fn overview(
 #[derive(Deserialize)]
 pub struct Before {
     before: Option<u64>,
+    log: Option<String>,
+}
+
+/// `?log=`: the log a page reads (the service's by default).
+#[derive(Deserialize)]
+pub struct LogQuery {
+    pub log: Option<String>,
 }
 
 /// The checkpoint history, largest first.
@@ -149,9 +174,10 @@ pub async fn checkpoints(
     q: web::Query<Before>,
 ) -> Result<HttpResponse, ConsoleError> {
     let before = q.before;
-    let page_ = blocking(&state, move |svc| data::checkpoints(svc, before)).await?;
+    let log = Log::named(&state, q.log.as_deref())?;
+    let page_ = blocking_on(&log, move |svc| data::checkpoints(svc, before)).await?;
     let body = html! {
-        h1 { "Checkpoint history" }
+        h1 { "Checkpoint history" @if log.operator.is_some() { ": " (log.title()) } }
         p.lead { "Every signed checkpoint, the largest tree first, " (data::PAGE) " to a page." }
         table #checkpoints {
             caption { "Signed checkpoints" }
@@ -166,7 +192,7 @@ pub async fn checkpoints(
                 }
             }
         }
-        (pager("/console/log/checkpoints?", before, page_.older, "checkpoints"))
+        (pager(&format!("/console/log/checkpoints?{}", log.q()), before, page_.older, "checkpoints"))
     };
     Ok(respond(page(
         "Checkpoints",
@@ -182,6 +208,7 @@ pub struct EntriesQuery {
     table: Option<String>,
     round: Option<String>,
     before: Option<u64>,
+    log: Option<String>,
 }
 
 fn some(s: &Option<String>) -> Option<String> {
@@ -204,12 +231,13 @@ pub async fn entries(
         round: some(&q.round),
     };
     let before = q.before;
+    let log = Log::named(&state, q.log.as_deref())?;
     let f2 = filter.clone();
-    let page_ = blocking(&state, move |svc| data::entries(svc, &f2, before)).await?;
+    let page_ = blocking_on(&log, move |svc| data::entries(svc, &f2, before)).await?;
     let mut kinds: Vec<&str> = crate::round::Event::KINDS.to_vec();
     kinds.push("key_rotated");
     kinds.sort_unstable();
-    let mut base = String::from("/console/log/entries?");
+    let mut base = format!("/console/log/entries?{}", log.q());
     for (k, v) in [
         ("kind", &filter.kind),
         ("table", &filter.table),
@@ -220,8 +248,9 @@ pub async fn entries(
         }
     }
     let body = html! {
-        h1 { "Entries" }
+        h1 { "Entries" @if log.operator.is_some() { ": " (log.title()) } }
         form.filters method="get" action="/console/log/entries" role="search" {
+            @if let Some(o) = &log.operator { input type="hidden" name="log" value=(o); }
             div {
                 label for="kind" { "Kind" }
                 select #kind name="kind" {
@@ -240,7 +269,7 @@ pub async fn entries(
             button type="submit" { "Show" }
         }
         @if page_.items.is_empty() { p { "No entry matches." } } @else {
-            (entries_table(&page_.items, "Entries, newest first"))
+            (entries_table(&page_.items, "Entries, newest first", &log))
         }
         (pager(&base, before, page_.older, "entries"))
     };
@@ -265,13 +294,16 @@ pub async fn entry(
     state: web::Data<AppState>,
     viewer: Viewer,
     path: web::Path<u64>,
+    q: web::Query<LogQuery>,
 ) -> Result<HttpResponse, ConsoleError> {
     let seq = path.into_inner();
-    let e = blocking(&state, move |svc| data::entry(svc, seq))
+    let log = Log::named(&state, q.log.as_deref())?;
+    let lq = log.suffix();
+    let e = blocking_on(&log, move |svc| data::entry(svc, seq))
         .await?
         .ok_or_else(|| ConsoleError::NotFound(format!("no entry {seq}")))?;
     let body = html! {
-        h1 { "Entry " (seq) }
+        h1 { "Entry " (seq) @if log.operator.is_some() { " of " (log.title()) } }
         dl.facts {
             dt { "Kind" } dd { code { (e.kind) } }
             dt { "Time" } dd { (e.ts) }
@@ -279,7 +311,7 @@ pub async fn entry(
             @if let Some(r) = &e.round { dt { "Round" } dd { a href=(format!("/console/rounds/{r}")) { (r) } } }
             @if let Some(b) = &e.bet { dt { "Bet" } dd { code { (b) } } }
             @if let Some(o) = &e.operator { dt { "Operator" } dd { (o) } }
-            dt { "Inclusion proof" } dd { a href=(format!("/console/proofs/{seq}")) { "Check this entry's proof" } }
+            dt { "Inclusion proof" } dd { a href=(format!("/console/proofs/{seq}{lq}")) { "Check this entry's proof" } }
         }
         h2 { "Payload" }
         pre { (json(&e.payload)) }
@@ -303,18 +335,19 @@ pub async fn events(
     q: web::Query<Before>,
 ) -> Result<HttpResponse, ConsoleError> {
     let before = q.before;
-    let page_ = blocking(&state, move |svc| data::significant(svc, before)).await?;
+    let log = Log::named(&state, q.log.as_deref())?;
+    let page_ = blocking_on(&log, move |svc| data::significant(svc, before)).await?;
     let body = html! {
-        h1 { "Significant events" }
+        h1 { "Significant events" @if log.operator.is_some() { ": " (log.title()) } }
         p.lead {
             "Plans loaded, rounds voided, dealer events refused (malfunctions), misdeals and invalid "
             "spins, signing-key rotations, tables closed, and every refusal for "
             code { "max_win_exceeded" } "; newest first."
         }
         @if page_.items.is_empty() { p { "None." } } @else {
-            (entries_table(&page_.items, "Significant events, newest first"))
+            (entries_table(&page_.items, "Significant events, newest first", &log))
         }
-        (pager("/console/log/events?", before, page_.older, "events"))
+        (pager(&format!("/console/log/events?{}", log.q()), before, page_.older, "events"))
     };
     Ok(respond(page(
         "Significant events",

@@ -149,6 +149,95 @@ pub async fn blocking<T: Send + 'static>(
         .map_err(ConsoleError::from)
 }
 
+/// The log a page reads (`?log=`, `--log-per-operator`): the service's unless named; a table,
+/// round or entry of an operator's log is read there.
+#[derive(Clone)]
+pub struct Log {
+    pub svc: std::sync::Arc<crate::service::Service>,
+    /// The operator whose log it is; `None`: the service's.
+    pub operator: Option<String>,
+}
+
+impl Log {
+    /// The log `?log=` names: `service` (or nothing), or an operator whose log exists.
+    pub fn named(state: &AppState, log: Option<&str>) -> Result<Log, ConsoleError> {
+        match log.filter(|l| !l.is_empty() && *l != crate::api::logs::SERVICE_LOG) {
+            None => Ok(Log {
+                svc: state.service.clone(),
+                operator: None,
+            }),
+            Some(op) => match state.logs.as_ref().and_then(|l| l.get(op)) {
+                Some(svc) => Ok(Log {
+                    svc,
+                    operator: Some(op.to_owned()),
+                }),
+                None => Err(ConsoleError::NotFound(format!("no log {op:?}"))),
+            },
+        }
+    }
+
+    /// The log holding a table or round id (an operator's, by the id's scope, when it has one).
+    pub fn holding(state: &AppState, id: &str) -> Log {
+        let svc = state.log_holding(id);
+        let operator = (!std::sync::Arc::ptr_eq(&svc, &state.service))
+            .then(|| {
+                id.split_once(crate::round::SCOPE)
+                    .map(|(o, _)| o.to_owned())
+            })
+            .flatten();
+        Log { svc, operator }
+    }
+
+    /// `log=<operator>&`, to begin a link's query; empty for the service's log.
+    pub fn q(&self) -> String {
+        self.operator
+            .as_deref()
+            .map_or(String::new(), |o| format!("log={o}&"))
+    }
+
+    /// `?log=<operator>`, for a link with no other query; empty for the service's log.
+    pub fn suffix(&self) -> String {
+        self.operator
+            .as_deref()
+            .map_or(String::new(), |o| format!("?log={o}"))
+    }
+
+    /// The log's name as a page shows it.
+    pub fn title(&self) -> String {
+        match &self.operator {
+            None => "the service's log".to_owned(),
+            Some(o) => format!("operator {o}'s log"),
+        }
+    }
+}
+
+/// [`blocking`] on one log.
+pub async fn blocking_on<T: Send + 'static>(
+    log: &Log,
+    f: impl FnOnce(&crate::service::Service) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, ConsoleError> {
+    let svc = log.svc.clone();
+    web::block(move || f(&svc))
+        .await
+        .map_err(|e| ConsoleError::Unavailable(e.to_string()))?
+        .map_err(ConsoleError::from)
+}
+
+/// Every log's open tables (the service's, then each operator's).
+pub async fn all_open_tables(
+    state: &web::Data<AppState>,
+) -> Result<Vec<data::TableView>, ConsoleError> {
+    let mut tables = Vec::new();
+    for (_, svc) in state.every_log() {
+        let log = Log {
+            svc,
+            operator: None,
+        };
+        tables.extend(blocking_on(&log, |svc| Ok(data::open_tables(svc))).await?);
+    }
+    Ok(tables)
+}
+
 /// The stylesheet (no sign-in: the sign-in page uses it).
 #[get("/static/console.css")]
 async fn stylesheet() -> HttpResponse {
@@ -161,8 +250,9 @@ async fn stylesheet() -> HttpResponse {
 /// The console's first page: what is here, and what needs attention.
 #[get("/")]
 async fn home(state: web::Data<AppState>, viewer: Viewer) -> Result<HttpResponse, ConsoleError> {
-    let tables = blocking(&state, |svc| Ok(data::open_tables(svc))).await?;
+    let tables = all_open_tables(&state).await?;
     let size = data::log_size(&state.service);
+    let operator_logs = state.logs.as_ref().map_or(0, |l| l.all().len());
     let mut flagged = Vec::new();
     for p in state.plans.iter() {
         if let rtp::Status::Done(r) = state.console.rtp.status(&p.hash) {
@@ -186,7 +276,8 @@ async fn home(state: web::Data<AppState>, viewer: Viewer) -> Result<HttpResponse
         dl.facts {
             dt { "Plans loaded" } dd { a href="/console/plans" { (state.plans.len()) " plan versions" } }
             dt { "Open tables" } dd { a href="/console/tables" { (tables.len()) } }
-            dt { "Audit log" } dd { a href="/console/log" { (layout::count(size)) " entries" } }
+            dt { "Audit log" } dd { a href="/console/log" { (layout::count(size)) " entries" }
+                @if operator_logs > 0 { " in the service's log, and " (operator_logs) " operators' logs" } }
         }
         h2 { "Returns to player outside the band" }
         p.note {

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::auth::Viewer;
 use super::data::{self, LogEntry, NoProof};
 use super::layout::{count, cs, json, money, page, ts, value, Section};
-use super::{blocking, respond, ConsoleError};
+use super::{blocking_on, respond, ConsoleError, Log};
 use crate::api::startup::AppState;
 use crate::money::Currency;
 
@@ -54,13 +54,13 @@ fn check(
     })
 }
 
-/// A proof's result; `link`: with a link to the proof's page.
-fn checked_cell(seq: u64, c: &Checked, link: bool) -> Markup {
+/// A proof's result; `link`: with a link to the proof's page (of the log `q` names).
+fn checked_cell(seq: u64, c: &Checked, link: Option<&str>) -> Markup {
     html! {
         @match c {
             Checked::Verified(_, ok) => {
                 span.good { "✓ included" } " (tree of " (count(ok.tree_size)) ")"
-                @if link { " · " a href=(format!("/console/proofs/{seq}")) { "proof" } }
+                @if let Some(q) = link { " · " a href=(format!("/console/proofs/{seq}{q}")) { "proof" } }
             },
             Checked::Failed(_, e) => { span.bad { "✗ not verified" } " " (e) },
             Checked::NotCovered(n) => { span.muted { "not yet covered (checkpoint of " (n) ")" } },
@@ -82,7 +82,7 @@ pub async fn list(
     state: web::Data<AppState>,
     viewer: Viewer,
 ) -> Result<HttpResponse, ConsoleError> {
-    let tables = blocking(&state, |svc| Ok(data::open_tables(svc))).await?;
+    let tables = super::all_open_tables(&state).await?;
     let body = html! {
         h1 { "Open tables" }
         @if tables.is_empty() {
@@ -134,6 +134,12 @@ pub struct Before {
     before: Option<u64>,
 }
 
+/// `?log=`: the log an entry's proof is read from (the service's by default).
+#[derive(Deserialize)]
+pub struct LogQuery {
+    log: Option<String>,
+}
+
 /// One table and its rounds, newest first.
 #[get("/tables/{table}")]
 pub async fn table(
@@ -145,7 +151,9 @@ pub async fn table(
     let id = path.into_inner();
     let before = q.before;
     let id2 = id.clone();
-    let (t, rounds) = blocking(&state, move |svc| {
+    let log = Log::holding(&state, &id);
+    let lq = log.suffix();
+    let (t, rounds) = blocking_on(&log, move |svc| {
         Ok((
             data::table(svc, &id2),
             data::table_rounds(svc, &id2, before)?,
@@ -166,7 +174,7 @@ pub async fn table(
                 dt { "Current round" } dd { @match &t.current_round { Some(r) => (round_link(r)), None => "none" } }
             }
         }
-        p { a href=(format!("/console/log/entries?table={id}")) { "Every entry of this table" } }
+        p { a href=(format!("/console/log/entries?{}table={id}", log.q())) { "Every entry of this table" } }
         table #rounds {
             caption { "Rounds, newest first" }
             thead { tr { th scope="col" { "Round" } th scope="col" { "Opened (UTC)" } th scope="col" class="num" { "Entry" } } }
@@ -175,7 +183,7 @@ pub async fn table(
                     tr {
                         th scope="row" { @if let Some(r) = &e.round { (round_link(r)) } }
                         td { (e.payload["opened_at"].as_str().unwrap_or(&e.ts)) }
-                        td.num { a href=(format!("/console/log/entries/{}", e.seq)) { (e.seq) } }
+                        td.num { a href=(format!("/console/log/entries/{}{lq}", e.seq)) { (e.seq) } }
                     }
                 }
             }
@@ -284,11 +292,13 @@ pub async fn round(
     q: web::Query<After>,
 ) -> Result<HttpResponse, ConsoleError> {
     let id = path.into_inner();
+    let log = Log::holding(&state, &id);
+    let lq = log.suffix();
     // Proofs are made against the latest checkpoint: sign one covering what is logged.
-    let signed = data::sign_pending(&state.service).await;
+    let signed = data::sign_pending(&log.svc).await;
     let after = q.after;
     let id2 = id.clone();
-    let (summary_view, entries, cp) = blocking(&state, move |svc| {
+    let (summary_view, entries, cp) = blocking_on(&log, move |svc| {
         let recall = data::round_recall(svc, &id2, after, RECALL_PAGE + 1)?;
         let keys = keys(svc);
         let mut checked = Vec::new();
@@ -352,11 +362,11 @@ pub async fn round(
                 tbody {
                     @for (e, c) in entries {
                         tr {
-                            th scope="row" class="num" { a href=(format!("/console/log/entries/{}", e.seq)) { (e.seq) } }
+                            th scope="row" class="num" { a href=(format!("/console/log/entries/{}{lq}", e.seq)) { (e.seq) } }
                             td.nowrap { (ts(&e.ts)) }
                             td { code { (e.kind) } }
                             td { (summary(e, cur)) }
-                            td { (checked_cell(e.seq, c, true)) }
+                            td { (checked_cell(e.seq, c, Some(&lq))) }
                         }
                     }
                 }
@@ -382,10 +392,13 @@ pub async fn proof(
     state: web::Data<AppState>,
     viewer: Viewer,
     path: web::Path<u64>,
+    q: web::Query<LogQuery>,
 ) -> Result<HttpResponse, ConsoleError> {
     let seq = path.into_inner();
-    let signed = data::sign_pending(&state.service).await;
-    let (entry, c, keys_text) = blocking(&state, move |svc| {
+    let log = Log::named(&state, q.log.as_deref())?;
+    let lq = log.suffix();
+    let signed = data::sign_pending(&log.svc).await;
+    let (entry, c, keys_text) = blocking_on(&log, move |svc| {
         let k = keys(svc);
         let validity = data::key_validity(svc);
         Ok((data::entry(svc, seq)?, check(svc, seq, &k)?, validity))
@@ -399,10 +412,10 @@ pub async fn proof(
     };
     let body = html! {
         h1 { "Inclusion proof of entry " (seq) }
-        p role="status" { (checked_cell(seq, &c, false)) }
+        p role="status" { (checked_cell(seq, &c, None)) }
         @if let Err(e) = &signed { p.bad { "No new checkpoint could be signed: " (e) } }
         dl.facts {
-            dt { "Entry" } dd { a href=(format!("/console/log/entries/{seq}")) { code { (entry.kind) } " at " (entry.ts) } }
+            dt { "Entry" } dd { a href=(format!("/console/log/entries/{seq}{lq}")) { code { (entry.kind) } " at " (entry.ts) } }
             @if let Some(r) = &entry.round { dt { "Round" } dd { (round_link(r)) } }
             @if let Checked::Verified(_, ok) = &c {
                 dt { "Leaf hash" } dd { code.hash { (ok.leaf_hash.to_string()) } }
@@ -410,7 +423,7 @@ pub async fn proof(
             }
         }
         @if let Some(f) = file {
-            p { a href=(format!("/console/proofs/{seq}.json")) download=(format!("proof-{seq}.json")) { "The proof file (JSON)" }
+            p { a href=(format!("/console/proofs/{seq}.json{lq}")) download=(format!("proof-{seq}.json")) { "The proof file (JSON)" }
                 ", which " code { "pitboss-audit check-proof" } " verifies offline with the public key "
                 "(" code { "GET /v1/audit/public-key" } ")." }
             h2 { "Audit path" }
@@ -440,12 +453,14 @@ pub async fn proof_json(
     state: web::Data<AppState>,
     _viewer: Viewer,
     path: web::Path<u64>,
+    q: web::Query<LogQuery>,
 ) -> Result<HttpResponse, ConsoleError> {
     let seq = path.into_inner();
-    data::sign_pending(&state.service)
+    let log = Log::named(&state, q.log.as_deref())?;
+    data::sign_pending(&log.svc)
         .await
         .map_err(ConsoleError::Unavailable)?;
-    let made = blocking(&state, move |svc| data::inclusion_proof(svc, seq)).await?;
+    let made = blocking_on(&log, move |svc| data::inclusion_proof(svc, seq)).await?;
     match made {
         Ok(file) => Ok(HttpResponse::Ok()
             .content_type("application/json")

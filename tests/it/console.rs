@@ -640,6 +640,100 @@ fn a_rounds_recall_shows_every_entry_with_its_proof_checked_and_the_proof_verifi
     );
 }
 
+/// With a log per operator (`--log-per-operator`): the open tables of every log, a round read
+/// in its operator's log with each entry's proof checked there, the log pages of each log, and a
+/// proof file that verifies offline under that log's origin.
+#[test]
+fn the_console_reads_each_operators_log() {
+    let storage = Storage::new(crate::server::Backend::Sqlite);
+    let server = TestServer::spawn(
+        &plans_dir(),
+        &storage,
+        &[
+            ("PITBOSS_ADMIN_KEY", ADMIN_KEY),
+            ("PITBOSS_RTP_ROUNDS", "0"),
+            ("PITBOSS_LOG_PER_OPERATOR", "true"),
+        ],
+    );
+    play_roulette(&server, &operator(&server));
+    let other = server.create_key(ADMIN_KEY, "operator", Some("op2"));
+    let (s, b) = server.post(
+        &other,
+        "/v1/tables",
+        serde_json::json!({"table": "t1", "plan": "evolution-roulette@1", "mode": "live"}),
+    );
+    assert_eq!(s, 201, "{b}");
+    let session = sign_in(&server, &server.create_key(ADMIN_KEY, "auditor", None)).unwrap();
+    let tables = get(&server, "/console/tables", &session, &[]);
+    for t in ["op1:t1", "op2:t1"] {
+        assert!(
+            tables
+                .body
+                .contains(&format!("href=\"/console/tables/{t}\"")),
+            "{t}"
+        );
+    }
+    let (_, _, recall) = server.get_as(Some(ADMIN_KEY), "/v1/rounds/op1:t1.1/recall");
+    let entries = recall["entries"].as_array().unwrap();
+    let page = get(&server, "/console/rounds/op1:t1.1", &session, &[]);
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(page.body.matches("✓ included").count(), entries.len());
+    for e in entries {
+        let seq = &e["seq"];
+        assert!(page
+            .body
+            .contains(&format!("href=\"/console/proofs/{seq}?log=op1\"")));
+        assert!(page
+            .body
+            .contains(&format!("href=\"/console/log/entries/{seq}?log=op1\"")));
+    }
+    // Each log's own pages; the service's lists the operators' logs.
+    let service = get(&server, "/console/log", &session, &[]);
+    assert!(
+        service.body.contains("href=\"/console/log?log=op1\""),
+        "{}",
+        service.body
+    );
+    assert!(
+        service.body.contains("href=\"/console/log?log=op2\""),
+        "{}",
+        service.body
+    );
+    let own = get(&server, "/console/log?log=op1", &session, &[]);
+    assert_eq!(own.status, 200, "{}", own.body);
+    assert!(own.body.contains("/operator/op1</code>"), "{}", own.body);
+    let voids = get(&server, "/console/log/events?log=op1", &session, &[]);
+    assert!(voids.body.contains("wheel malfunction"), "{}", voids.body);
+    let none = get(&server, "/console/log/events", &session, &[]);
+    assert!(
+        !none.body.contains("wheel malfunction"),
+        "the service's log has no round"
+    );
+    assert_eq!(
+        get(&server, "/console/log?log=op9", &session, &[]).status,
+        404
+    );
+    // The proof file of an operator's log's entry verifies offline, under its origin.
+    let seq = entries.last().unwrap()["seq"].as_u64().unwrap();
+    let raw = get(
+        &server,
+        &format!("/console/proofs/{seq}.json?log=op1"),
+        &session,
+        &[],
+    );
+    assert_eq!(raw.status, 200, "{}", raw.body);
+    let file: pitboss_audit::proof::InclusionProofFile = serde_json::from_str(&raw.body).unwrap();
+    let (_, pem) = server.get_text(None, "/v1/audit/public-key");
+    let key = pitboss_audit::note::public_key_from_pem(&pem).unwrap();
+    let checked = pitboss_audit::proof::check_proof(&file, &[key]).unwrap();
+    assert_eq!(checked.seq, seq);
+    assert!(
+        checked.origin.ends_with("/operator/op1"),
+        "{}",
+        checked.origin
+    );
+}
+
 #[test]
 fn the_log_pages_filter_entries_and_show_the_significant_events() {
     let (server, _storage) = console_server(false);
