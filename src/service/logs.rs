@@ -102,8 +102,11 @@ impl OperatorLogs {
         if let Some(s) = self.get(operator) {
             return Ok(s);
         }
-        let service = Arc::new(self.start(operator)?);
+        // Recorded first: a log that started is always one every later start opens (a
+        // recorded log whose start failed is started by the next command, or at the next
+        // start, its store made then).
         self.record(operator)?;
+        let service = Arc::new(self.start(operator)?);
         self.open
             .write()
             .expect("logs lock")
@@ -137,8 +140,8 @@ impl OperatorLogs {
         )
     }
 
-    /// Records the operator's log in the service's store (after its store exists: a start
-    /// never opens a recorded log without one).
+    /// Records the operator's log in the service's store (once; recording it again does
+    /// nothing).
     fn record(&self, operator: &str) -> Result<(), StoreError> {
         let mut conn = store::connect(&self.url)?;
         let row = (
