@@ -461,6 +461,25 @@ fn another_operators_attempts_stay_out_of_the_history_and_reveal_nothing_postgre
 /// served normally. Failed sign-ins from one address are throttled while valid keys from it
 /// keep working; the open-table, key and refusal-log quotas answer 429; `/metrics` counts it.
 /// Opening a table named `t1` is refused: the operator has one.
+/// Two operators' keys open a roulette table `t1` at the same time: each answer.
+pub fn open_t1_at_once(server: &TestServer, keys: [&str; 2]) -> Vec<(u16, Value)> {
+    std::thread::scope(|s| {
+        let both: Vec<_> = keys
+            .map(|k| {
+                s.spawn(move || {
+                    server.post(
+                        k,
+                        "/v1/tables",
+                        json!({"table": "t1", "plan": "evolution-roulette@1", "mode": "live"}),
+                    )
+                })
+            })
+            .into_iter()
+            .collect();
+        both.into_iter().map(|h| h.join().expect("open")).collect()
+    })
+}
+
 fn name_taken(server: &TestServer, key: &str) {
     let (s, body) = server.post(
         key,
@@ -484,22 +503,7 @@ fn operators_name_their_tables_alike(backend: Backend) {
     let b = server.create_key(ADMIN_KEY, "operator", Some("opB"));
     let auditor = server.create_key(ADMIN_KEY, "auditor", None);
     // Both open `t1` at once; neither is told the other's exists.
-    let opened: Vec<(u16, Value)> = std::thread::scope(|s| {
-        let both: Vec<_> = [&a, &b]
-            .map(|k| {
-                let server = &server;
-                s.spawn(move || {
-                    server.post(
-                        k,
-                        "/v1/tables",
-                        json!({"table": "t1", "plan": "evolution-roulette@1", "mode": "live"}),
-                    )
-                })
-            })
-            .into_iter()
-            .collect();
-        both.into_iter().map(|h| h.join().expect("open")).collect()
-    });
+    let opened = open_t1_at_once(&server, [&a, &b]);
     assert_eq!(
         opened[0],
         (

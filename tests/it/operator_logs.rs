@@ -3,9 +3,6 @@
 //! of its own; the service's log keeps keys and plans. Each log verifies and replays on its
 //! own, an operator reads only its own, and a restart opens every log again.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
 use serde_json::{json, Value};
 
 use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
@@ -68,22 +65,7 @@ fn operators_write_logs_of_their_own(backend: Backend) {
     assert_eq!((s, body["code"].as_str()), (400, Some("bad_id")), "{body}");
 
     // Both open `t1` at once, each in its own log (made by its first command).
-    let opened: Vec<(u16, Value)> = std::thread::scope(|s| {
-        let both: Vec<_> = [&a, &b]
-            .map(|k| {
-                let server = &server;
-                s.spawn(move || {
-                    server.post(
-                        k,
-                        "/v1/tables",
-                        json!({"table": "t1", "plan": "evolution-roulette@1", "mode": "live"}),
-                    )
-                })
-            })
-            .into_iter()
-            .collect();
-        both.into_iter().map(|h| h.join().expect("open")).collect()
-    });
+    let opened = crate::isolation::open_t1_at_once(&server, [&a, &b]);
     assert_eq!(
         (opened[0].0, &opened[0].1["table"]),
         (201, &json!("opA:t1"))
@@ -272,49 +254,9 @@ fn operators_write_logs_of_their_own(backend: Backend) {
     server.terminate();
 
     // Without the flag, a deployment with operators' logs does not start.
-    let out = run_to_exit(&storage, &[]);
+    let out = crate::single_writer::serve_to_exit(&storage);
     assert_ne!(out.0, Some(0), "{}", out.1);
     assert!(out.1.contains("--log-per-operator"), "{}", out.1);
-}
-
-/// `pitboss serve` on the test's store, expected to exit (within 60 s): its code and stderr.
-fn run_to_exit(storage: &Storage, env: &[(&str, &str)]) -> (Option<i32>, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pitboss"));
-    cmd.arg("--plans")
-        .arg(crate::source::rng_plans_dir())
-        .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
-        .arg(storage.data_dir())
-        .env_remove("DATABASE_URL")
-        .env_remove("PITBOSS_LOG_PER_OPERATOR")
-        .env("PITBOSS_RTP_ROUNDS", "0")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    if let Some(pg) = &storage.pg {
-        let name = pg.url.rsplit('/').next().unwrap_or("pg");
-        cmd.args(["--database-url", &pg.url])
-            .args(["--origin", &format!("pitboss.test/{name}")]);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("spawn pitboss serve");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status.code();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("pitboss serve did not exit within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let mut err = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        use std::io::Read;
-        let _ = e.read_to_string(&mut err);
-    }
-    (code, err)
 }
 
 #[test]

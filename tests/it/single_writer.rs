@@ -10,8 +10,9 @@ use serde_json::json;
 
 use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
 
-/// Runs a second `pitboss serve` on `storage`; returns its exit code and stderr.
-fn second_serve(storage: &Storage) -> (Option<i32>, String) {
+/// Runs a (second) `pitboss serve` on `storage` that is expected to refuse to start; returns
+/// its exit code and stderr (panics if it still runs after 20 s).
+pub fn serve_to_exit(storage: &Storage) -> (Option<i32>, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pitboss"));
     cmd.arg("--plans")
         .arg(crate::source::rng_plans_dir())
@@ -42,7 +43,7 @@ fn second_serve(storage: &Storage) -> (Option<i32>, String) {
         }
         if Instant::now() > deadline {
             let _ = child.kill();
-            panic!("a second pitboss serve on the same database is still running after 20 s");
+            panic!("pitboss serve on this test's store is still running after 20 s");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -62,7 +63,7 @@ fn a_second_writer_refuses_to_start(backend: Backend) {
     let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
     let (s, b) = open_table(&server, &op, "t1");
     assert_eq!(s, 201, "{b}");
-    let (code, err) = second_serve(&storage);
+    let (code, err) = serve_to_exit(&storage);
     assert_ne!(code, Some(0), "{err}");
     assert!(
         err.contains("being written by another pitboss serve")
@@ -123,7 +124,7 @@ fn a_writer_whose_lease_was_taken_over_commits_nothing_postgres() {
     assert_eq!(stored[0].n as u64, size, "nothing was appended");
     // The other node's lease is live: a new node refuses to start while it lasts.
     server.kill();
-    let (code, err) = second_serve(&storage);
+    let (code, err) = serve_to_exit(&storage);
     assert_ne!(code, Some(0), "{err}");
     assert!(err.contains("another-host"), "{err}");
     // Once it has run out, a new node takes the log over and writes it.
