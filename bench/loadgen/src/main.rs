@@ -66,6 +66,10 @@ OPTIONS
   --no-rate-pass         only the closed-loop pass
   --client-threads N     tokio worker threads of the client          [1]
   --bets-per-request N   bets in each bet request (at most 500)      [1]
+  --operators N          operators the connections are spread over   [1]
+                         (connection i plays for operator i mod N, each with its own key)
+  --log-per-operator     start pitboss with --log-per-operator (a log and a writer per
+                         operator, issue 17)
 
 MEMORY AND RESTART (issue 13; targets sqlite, postgres)
   --soak S               after the closed-loop pass, run the rate-limited pass for S seconds,
@@ -94,6 +98,8 @@ struct Options {
     rate_pass: bool,
     client_threads: usize,
     bets_per_request: u64,
+    operators: usize,
+    log_per_operator: bool,
     soak: Option<Duration>,
     sample_every: Duration,
     growth: Option<Duration>,
@@ -117,6 +123,8 @@ fn parse_options() -> Result<Options, String> {
         rate_pass: true,
         client_threads: 1,
         bets_per_request: 1,
+        operators: 1,
+        log_per_operator: false,
         soak: None,
         sample_every: Duration::from_secs(10),
         growth: None,
@@ -142,6 +150,8 @@ fn parse_options() -> Result<Options, String> {
             "--no-rate-pass" => o.rate_pass = false,
             "--client-threads" => o.client_threads = num(val()?)?.max(1.0) as usize,
             "--bets-per-request" => o.bets_per_request = num(val()?)?.clamp(1.0, 500.0) as u64,
+            "--operators" => o.operators = num(val()?)?.max(1.0) as usize,
+            "--log-per-operator" => o.log_per_operator = true,
             "--soak" => o.soak = Some(Duration::from_secs_f64(num(val()?)?)),
             "--sample-every" => o.sample_every = Duration::from_secs_f64(num(val()?)?.max(0.1)),
             "--growth" => o.growth = Some(Duration::from_secs_f64(num(val()?)?)),
@@ -353,14 +363,21 @@ fn start_pitboss(opts: &Options, backend: &str, admin_key: &str) -> Result<Spawn
         psql(&opts.pg_admin_url, &format!("CREATE DATABASE {name}"))?;
     }
     let remake = {
-        let (pitboss, plans, data, pg, admin_key) = (
+        let (pitboss, plans, data, pg, admin_key, sharded) = (
             opts.pitboss.clone(),
             opts.plans.clone(),
             data.clone(),
             pg.clone(),
             admin_key.to_string(),
+            opts.log_per_operator,
         );
-        move || pitboss_command(&pitboss, &plans, &data, pg.as_ref(), &admin_key)
+        move || {
+            let mut cmd = pitboss_command(&pitboss, &plans, &data, pg.as_ref(), &admin_key);
+            if sharded {
+                cmd.env("PITBOSS_LOG_PER_OPERATOR", "true");
+            }
+            cmd
+        }
     };
     let mut s = Spawned::start(remake())?;
     s.remake = Some(Box::new(remake));
@@ -948,27 +965,32 @@ async fn run_target(opts: &Options, target: &str) -> Result<Vec<Row>, String> {
         other => return Err(format!("unknown target {other}")),
     };
     let run: Arc<str> = unique_suffix().into();
-    let workload = match &admin_key {
-        None => Workload::Floor,
+    // One workload per operator: connection i plays for operator i mod N.
+    let workloads = match &admin_key {
+        None => vec![Workload::Floor],
         Some(admin) => {
             let mut c = Conn::open(addr).await?;
-            let operator = format!("bench{}", &run[..6.min(run.len())]);
-            let body = format!(r#"{{"role":"operator","operator":"{operator}"}}"#);
-            let (s, b) = c.post("/v1/admin/keys", Some(admin), None, body).await?;
-            if s != 201 {
-                return Err(format!(
-                    "creating an operator key: {s} {}",
-                    String::from_utf8_lossy(&b)
-                ));
+            let mut all = Vec::with_capacity(opts.operators);
+            for n in 0..opts.operators {
+                let operator = format!("bench{}o{n}", &run[..6.min(run.len())]);
+                let body = format!(r#"{{"role":"operator","operator":"{operator}"}}"#);
+                let (s, b) = c.post("/v1/admin/keys", Some(admin), None, body).await?;
+                if s != 201 {
+                    return Err(format!(
+                        "creating an operator key: {s} {}",
+                        String::from_utf8_lossy(&b)
+                    ));
+                }
+                let key = json_of(&b)["key"]
+                    .as_str()
+                    .ok_or("no key in the answer")?
+                    .to_string();
+                all.push(Workload::Pitboss {
+                    operator_key: key.into(),
+                    run: run.clone(),
+                });
             }
-            let key = json_of(&b)["key"]
-                .as_str()
-                .ok_or("no key in the answer")?
-                .to_string();
-            Workload::Pitboss {
-                operator_key: key.into(),
-                run: run.clone(),
-            }
+            all
         }
     };
     let mut drivers = Vec::with_capacity(opts.connections);
@@ -980,7 +1002,7 @@ async fn run_target(opts: &Options, target: &str) -> Result<Vec<Row>, String> {
                 nodes[i % nodes.len()]
             })
             .await?,
-            workload: workload.clone(),
+            workload: workloads[i % workloads.len()].clone(),
             index: i,
             seq: 0,
             rng: Rng(0x9e37_79b9_7f4a_7c15 ^ (i as u64 + 1).wrapping_mul(0xff51_afd7_ed55_8ccd)),
