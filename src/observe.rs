@@ -126,65 +126,78 @@ pub fn since(start: Instant) -> f64 {
 }
 
 /// The service's counters and gauges kept as atomics in [`Metrics`], encoded at each scrape
-/// under their established names.
+/// under their established names. With a log per operator (`--log-per-operator`) every
+/// operator's log's are added to the service log's (`others`): bets, rounds, batches,
+/// checkpoints, failures and what is in memory count every log; the log's size, its snapshot
+/// and its start are the service log's (each operator's log's size is
+/// `pitboss_operator_log_entries{log}`).
 #[derive(Debug)]
-struct ServiceCounters(Arc<Metrics>);
+struct ServiceCounters {
+    service: Arc<Metrics>,
+    others: Vec<Arc<Metrics>>,
+}
 
 impl Collector for ServiceCounters {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let m = &self.0;
+        let m = &self.service;
+        let all = |f: fn(&Metrics) -> &std::sync::atomic::AtomicU64| {
+            std::iter::once(m)
+                .chain(&self.others)
+                .map(|x| f(x).load(Ordering::Relaxed))
+                .sum::<u64>()
+        };
         let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
         // Counters are named without `_total`: the encoder adds it.
         for (name, help, value) in [
             (
                 "pitboss_bets_accepted",
                 "Bets accepted and logged",
-                l(&m.bets_accepted),
+                all(|x| &x.bets_accepted),
             ),
             (
                 "pitboss_bets_refused",
                 "Bets refused and logged",
-                l(&m.bets_refused),
+                all(|x| &x.bets_refused),
             ),
             (
                 "pitboss_rounds_settled",
                 "Rounds settled",
-                l(&m.rounds_settled),
+                all(|x| &x.rounds_settled),
             ),
             (
                 "pitboss_rounds_voided",
                 "Rounds voided with every stake refunded",
-                l(&m.rounds_voided),
+                all(|x| &x.rounds_voided),
             ),
             (
                 "pitboss_log_batches",
                 "Group commits of the audit log",
-                l(&m.batches),
+                all(|x| &x.batches),
             ),
             (
                 "pitboss_log_batch_commands",
                 "Commands written in those group commits",
-                l(&m.batch_commands),
+                all(|x| &x.batch_commands),
             ),
             (
                 "pitboss_checkpoints",
                 "Checkpoints signed",
-                l(&m.checkpoints),
+                all(|x| &x.checkpoints),
             ),
             (
                 "pitboss_storage_failures",
                 "Batches or checkpoints the database refused",
-                l(&m.storage_failures),
+                all(|x| &x.storage_failures),
             ),
             (
                 "pitboss_refusals_unlogged",
                 "Refusal entries not logged because their operator's refusal budget was used up",
-                l(&m.refusals_unlogged),
+                all(|x| &x.refusals_unlogged),
             ),
             (
                 "pitboss_snapshots",
                 "Snapshots of the live state stored (a start replays only the log after the latest)",
-                l(&m.snapshots),
+                all(|x| &x.snapshots),
             ),
         ] {
             let c = ConstCounter::new(value);
@@ -199,12 +212,12 @@ impl Collector for ServiceCounters {
             (
                 "pitboss_rounds_in_memory",
                 "Rounds held in memory: the open ones (finished rounds are read from the store)",
-                l(&m.rounds_in_memory),
+                all(|x| &x.rounds_in_memory),
             ),
             (
                 "pitboss_tables_in_memory",
                 "Tables held in memory: the open ones (closed tables are read from the store)",
-                l(&m.tables_in_memory),
+                all(|x| &x.tables_in_memory),
             ),
             (
                 "pitboss_snapshot_bytes",
@@ -285,9 +298,12 @@ impl Collector for ServiceCounters {
 
 /// Every metric of the service, in a registry built for one scrape (the metrics themselves
 /// are shared; building the registry clones handles, not values).
-fn registry(metrics: &Arc<Metrics>) -> Registry {
+fn registry(metrics: &Arc<Metrics>, others: Vec<Arc<Metrics>>) -> Registry {
     let mut r = Registry::default();
-    r.register_collector(Box::new(ServiceCounters(metrics.clone())));
+    r.register_collector(Box::new(ServiceCounters {
+        service: metrics.clone(),
+        others,
+    }));
     r.register(
         "pitboss_http_request_duration_seconds",
         "Time from a request's arrival to its response, by method, route template and status",
@@ -330,8 +346,7 @@ fn registry(metrics: &Arc<Metrics>) -> Registry {
 /// are shared by every log).
 pub struct LogGauges {
     pub log: String,
-    pub entries: u64,
-    pub ready: bool,
+    pub metrics: Arc<Metrics>,
 }
 
 /// The OpenMetrics media type `/metrics` answers when the scraper asks for it.
@@ -346,7 +361,7 @@ pub fn render(
     gauges: &[(&'static str, &'static str, i64)],
     logs: &[LogGauges],
 ) -> (&'static str, String) {
-    let mut registry = registry(metrics);
+    let mut registry = registry(metrics, logs.iter().map(|l| l.metrics.clone()).collect());
     // Values read from the store at the scrape (the payouts of 002 § 9(1)).
     for (name, help, value) in gauges {
         registry.register(
@@ -363,10 +378,13 @@ pub fn render(
         let (entries, ready) = (ByLog::default(), ByLog::default());
         for l in logs {
             let label = vec![("log".to_owned(), l.log.clone())];
+            let n = l.metrics.log_entries.load(Ordering::Relaxed);
             entries
                 .get_or_create(&label)
-                .set(i64::try_from(l.entries).unwrap_or(i64::MAX));
-            ready.get_or_create(&label).set(i64::from(l.ready));
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
+            ready
+                .get_or_create(&label)
+                .set(i64::from(l.metrics.health.readiness().is_ok()));
         }
         registry.register(
             "pitboss_operator_log_entries",

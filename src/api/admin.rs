@@ -593,11 +593,7 @@ pub async fn metrics(
             .all()
             .into_iter()
             .map(|(log, s)| crate::observe::LogGauges {
-                entries: s
-                    .metrics
-                    .log_entries
-                    .load(std::sync::atomic::Ordering::Relaxed),
-                ready: s.metrics.health.readiness().is_ok(),
+                metrics: s.metrics.clone(),
                 log,
             })
             .collect(),

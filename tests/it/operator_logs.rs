@@ -176,6 +176,13 @@ fn operators_write_logs_of_their_own(backend: Backend) {
     // /metrics: each operator's log's size and readiness.
     let (s, metrics) = server.get_text(None, "/metrics");
     assert_eq!(s, 200);
+    // Every log's bets and rounds are counted together.
+    for line in [
+        "pitboss_bets_accepted_total 3",
+        "pitboss_rounds_settled_total 3",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line}: {metrics}");
+    }
     for op in ["opA", "opB"] {
         assert!(
             metrics.contains(&format!("pitboss_operator_log_ready{{log=\"{op}\"}} 1")),
