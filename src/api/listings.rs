@@ -285,18 +285,22 @@ pub async fn list_rounds(
     let absent = || Problem::not_found("table_not_found", "no such table");
     let page = web::block(move || -> Result<Option<RoundList>, StoreError> {
         // The first of the names' tables the caller may read (an operator's bare name: its
-        // scoped table, else its own table from before ids were scoped), in its log.
+        // scoped table, else its own table from before ids were scoped), in its log (or in the
+        // service's, for a table closed before the deployment wrote a log per operator).
         let mut found = None;
-        for id in names {
-            let log = svc.log_holding(&id);
-            let mut c = log
-                .pool
-                .get()
-                .map_err(|e| StoreError::Pool(e.to_string()))?;
-            let owner = table_item(&log, &mut c, &id, String::new())?.map(|t| t.operator);
-            if owner.is_some_and(|o| caller.reads_all() || caller.operator.as_deref() == Some(&o)) {
-                found = Some((id, log, c));
-                break;
+        'names: for id in names {
+            for log in svc.logs_holding(&id) {
+                let mut c = log
+                    .pool
+                    .get()
+                    .map_err(|e| StoreError::Pool(e.to_string()))?;
+                let owner = table_item(&log, &mut c, &id, String::new())?.map(|t| t.operator);
+                if owner
+                    .is_some_and(|o| caller.reads_all() || caller.operator.as_deref() == Some(&o))
+                {
+                    found = Some((id, log, c));
+                    break 'names;
+                }
             }
         }
         let Some((table, log, mut c)) = found else {

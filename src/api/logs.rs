@@ -72,6 +72,18 @@ impl AppState {
             .unwrap_or_else(|| self.service.clone())
     }
 
+    /// The logs that may hold an id, in the order to read them: [`AppState::log_holding`], then
+    /// the service's (a table an operator closed before the deployment wrote a log per
+    /// operator is there, under the same scoped id).
+    pub fn logs_holding(&self, id: &str) -> Vec<Arc<Service>> {
+        let first = self.log_holding(id);
+        if Arc::ptr_eq(&first, &self.service) {
+            vec![first]
+        } else {
+            vec![first, self.service.clone()]
+        }
+    }
+
     /// The log an audit route reads: `log` as asked (`service` or an operator's id; an
     /// operator may name only its own), else the caller's own log for an operator with a log
     /// of its own, else the service's.

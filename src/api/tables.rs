@@ -20,7 +20,7 @@ use super::startup::AppState;
 use crate::plan::canonical::hex;
 use crate::plan::model::Mode;
 use crate::round::{RoundState, TableState};
-use crate::service::{Command, Idempotency, Reply};
+use crate::service::{Command, Idempotency, Reply, Service};
 
 /// Longest accepted Idempotency-Key.
 pub const MAX_IDEMPOTENCY_KEY: usize = 128;
@@ -936,8 +936,10 @@ pub async fn get_table(
     path: web::Path<String>,
 ) -> Result<HttpResponse, Problem> {
     for id in named(&caller, &path) {
-        if let Some(found) = visible_table_json(&state, &caller, id).await? {
-            return Ok(found);
+        for log in state.logs_holding(&id) {
+            if let Some(found) = visible_table_json(&log, &caller, id.clone()).await? {
+                return Ok(found);
+            }
         }
     }
     Err(Problem::not_found("table_not_found", "no such table"))
@@ -959,11 +961,10 @@ pub(super) fn named(caller: &Caller, id: &str) -> Vec<String> {
 /// A table the caller may read: live from memory, closed from the store (as stored when it
 /// closed, byte for byte); `None` when there is none it may read.
 async fn visible_table_json(
-    state: &web::Data<AppState>,
+    log: &Service,
     caller: &Caller,
     id: String,
 ) -> Result<Option<HttpResponse>, Problem> {
-    let log = state.log_holding(&id);
     {
         let s = log.state.read().expect("state lock");
         if let Some(t) = s.tables.get(id.as_str()) {
@@ -973,7 +974,6 @@ async fn visible_table_json(
         }
     }
     let pool = log.pool.clone();
-    drop(log);
     let stored = web::block(move || {
         let mut conn = pool
             .get()
@@ -1008,6 +1008,8 @@ struct RoundView {
     /// An operator's view of a blackjack round whose dealer's hole card is face down: which
     /// card input dealt it (its entry is withheld from the recall until the dealer plays).
     hole_card_input: Option<usize>,
+    /// The log it was read from.
+    log: std::sync::Arc<Service>,
 }
 
 async fn visible_round(
@@ -1016,8 +1018,10 @@ async fn visible_round(
     round: &str,
 ) -> Result<RoundView, Problem> {
     for id in named(caller, round) {
-        if let Some(v) = visible_round_as(state, caller, &id).await? {
-            return Ok(v);
+        for log in state.logs_holding(&id) {
+            if let Some(v) = visible_round_as(log, caller, &id).await? {
+                return Ok(v);
+            }
         }
     }
     Err(Problem::not_found(
@@ -1028,11 +1032,10 @@ async fn visible_round(
 
 /// The round of the log's id `round`, if the caller may read it.
 async fn visible_round_as(
-    state: &web::Data<AppState>,
+    log: std::sync::Arc<Service>,
     caller: &Caller,
     round: &str,
 ) -> Result<Option<RoundView>, Problem> {
-    let log = state.log_holding(round);
     {
         let s = log.state.read().expect("state lock");
         if let Some(r) = s.rounds.get(round) {
@@ -1050,13 +1053,13 @@ async fn visible_round_as(
                 round: r.clone(),
                 table: t.table.clone(),
                 plan: t.plan.clone(),
+                log: log.clone(),
             }));
         }
     }
     let pool = log.pool.clone();
     let svc_state = log.state.clone();
     let plans = log.plans.clone();
-    drop(log);
     let id = round.to_string();
     let stored = web::block(move || {
         let mut conn = pool
@@ -1079,6 +1082,7 @@ async fn visible_round_as(
         json: v.json,
         plan: v.plan,
         hole_card_input: None,
+        log,
     }))
 }
 
@@ -1193,10 +1197,10 @@ pub async fn recall(
         table,
         hole_card_input,
         round,
+        log,
         ..
     } = visible_round(&state, &caller, &path).await?;
     let round = round.round;
-    let log = state.log_holding(&round);
     let pool = log.pool.clone();
     let live_reg = log
         .state

@@ -176,16 +176,22 @@ impl Log {
         }
     }
 
-    /// The log holding a table or round id (an operator's, by the id's scope, when it has one).
-    pub fn holding(state: &AppState, id: &str) -> Log {
-        let svc = state.log_holding(id);
-        let operator = (!std::sync::Arc::ptr_eq(&svc, &state.service))
-            .then(|| {
-                id.split_once(crate::round::SCOPE)
-                    .map(|(o, _)| o.to_owned())
+    /// The logs that may hold a table or round id, in the order to read them (an operator's,
+    /// by the id's scope, then the service's: `AppState::logs_holding`).
+    pub fn holding(state: &AppState, id: &str) -> Vec<Log> {
+        state
+            .logs_holding(id)
+            .into_iter()
+            .map(|svc| {
+                let operator = (!std::sync::Arc::ptr_eq(&svc, &state.service))
+                    .then(|| {
+                        id.split_once(crate::round::SCOPE)
+                            .map(|(o, _)| o.to_owned())
+                    })
+                    .flatten();
+                Log { svc, operator }
             })
-            .flatten();
-        Log { svc, operator }
+            .collect()
     }
 
     /// `log=<operator>&`, to begin a link's query; empty for the service's log.

@@ -150,19 +150,25 @@ pub async fn table(
 ) -> Result<HttpResponse, ConsoleError> {
     let id = path.into_inner();
     let before = q.before;
-    let id2 = id.clone();
-    let log = Log::holding(&state, &id);
-    let lq = log.suffix();
-    let (t, rounds) = blocking_on(&log, move |svc| {
-        Ok((
-            data::table(svc, &id2),
-            data::table_rounds(svc, &id2, before)?,
-        ))
-    })
-    .await?;
-    if t.is_none() && rounds.items.is_empty() {
-        return Err(ConsoleError::NotFound(format!("no table {id}")));
+    let mut found = None;
+    for log in Log::holding(&state, &id) {
+        let id2 = id.clone();
+        let (t, rounds) = blocking_on(&log, move |svc| {
+            Ok((
+                data::table(svc, &id2),
+                data::table_rounds(svc, &id2, before)?,
+            ))
+        })
+        .await?;
+        if t.is_some() || !rounds.items.is_empty() {
+            found = Some((log, t, rounds));
+            break;
+        }
     }
+    let Some((log, t, rounds)) = found else {
+        return Err(ConsoleError::NotFound(format!("no table {id}")));
+    };
+    let lq = log.suffix();
     let body = html! {
         h1 { "Table " (id) }
         @if let Some(t) = &t {
@@ -292,30 +298,36 @@ pub async fn round(
     q: web::Query<After>,
 ) -> Result<HttpResponse, ConsoleError> {
     let id = path.into_inner();
-    let log = Log::holding(&state, &id);
-    let lq = log.suffix();
-    // Proofs are made against the latest checkpoint: sign one covering what is logged.
-    let signed = data::sign_pending(&log.svc).await;
     let after = q.after;
-    let id2 = id.clone();
-    let (summary_view, entries, cp) = blocking_on(&log, move |svc| {
-        let recall = data::round_recall(svc, &id2, after, RECALL_PAGE + 1)?;
-        let keys = keys(svc);
-        let mut checked = Vec::new();
-        for e in recall {
-            let c = check(svc, e.seq, &keys)?;
-            checked.push((e, c));
+    let mut found = None;
+    for log in Log::holding(&state, &id) {
+        // Proofs are made against the latest checkpoint: sign one covering what is logged.
+        let signed = data::sign_pending(&log.svc).await;
+        let id2 = id.clone();
+        let (summary_view, entries, cp) = blocking_on(&log, move |svc| {
+            let recall = data::round_recall(svc, &id2, after, RECALL_PAGE + 1)?;
+            let keys = keys(svc);
+            let mut checked = Vec::new();
+            for e in recall {
+                let c = check(svc, e.seq, &keys)?;
+                checked.push((e, c));
+            }
+            Ok((
+                data::round(svc, &id2),
+                checked,
+                data::latest_checkpoint(svc)?,
+            ))
+        })
+        .await?;
+        if summary_view.is_some() || !entries.is_empty() {
+            found = Some((log, signed, summary_view, entries, cp));
+            break;
         }
-        Ok((
-            data::round(svc, &id2),
-            checked,
-            data::latest_checkpoint(svc)?,
-        ))
-    })
-    .await?;
-    if summary_view.is_none() && entries.is_empty() {
-        return Err(ConsoleError::NotFound(format!("no round {id}")));
     }
+    let Some((log, signed, summary_view, entries, cp)) = found else {
+        return Err(ConsoleError::NotFound(format!("no round {id}")));
+    };
+    let lq = log.suffix();
     let more = entries.len() as i64 > RECALL_PAGE;
     let entries = &entries[..entries.len().min(RECALL_PAGE as usize)];
     let plan_key = summary_view.as_ref().map(|r| r.plan.clone());

@@ -45,11 +45,11 @@ fn agent() -> ureq::Agent {
 
 /// A response's status, `Set-Cookie` headers, `Location` and body.
 #[derive(Debug)]
-struct Reply {
-    status: u16,
+pub struct Reply {
+    pub status: u16,
     cookies: Vec<String>,
     location: Option<String>,
-    body: String,
+    pub body: String,
     headers: Vec<(String, String)>,
 }
 
@@ -102,7 +102,7 @@ impl Reply {
     }
 }
 
-fn get(server: &TestServer, path: &str, cookies: &str, extra: &[(&str, &str)]) -> Reply {
+pub fn get(server: &TestServer, path: &str, cookies: &str, extra: &[(&str, &str)]) -> Reply {
     let mut req = agent().get(&server.url(path));
     if !cookies.is_empty() {
         req = req.header("Cookie", cookies);
@@ -157,7 +157,7 @@ fn login_form(server: &TestServer, extra: &[(&str, &str)]) -> (String, String) {
 }
 
 /// Signs in with `key`: the session cookie (`pitboss_console=…`), or the refusal.
-fn sign_in(server: &TestServer, key: &str) -> Result<String, Reply> {
+pub fn sign_in(server: &TestServer, key: &str) -> Result<String, Reply> {
     let (token, cookie) = login_form(server, &[]);
     let r = post_form(
         server,

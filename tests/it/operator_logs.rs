@@ -361,3 +361,71 @@ fn approvals_in_the_services_log_gate_the_operators_logs_sqlite() {
         "{own:?}"
     );
 }
+
+/// A deployment of one log switched to a log per operator: refused while its one log holds an
+/// open table; once they are closed, it starts, the tables closed before are read by their ids
+/// (from the service's log) and the operator's new tables go to its own log.
+#[test]
+fn a_deployment_of_one_log_switches_once_its_tables_are_closed_sqlite() {
+    let storage = Storage::new(Backend::Sqlite);
+    let plans = crate::source::rng_plans_dir();
+    let mut one = TestServer::spawn(&plans, &storage, &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)]);
+    let a = one.create_key(ADMIN_KEY, "operator", Some("opA"));
+    let auditor = one.create_key(ADMIN_KEY, "auditor", None);
+    let (s, body) = one.post(
+        &a,
+        "/v1/tables",
+        json!({"table": "t1", "plan": "evolution-roulette@1", "mode": "live"}),
+    );
+    assert_eq!(s, 201, "{body}");
+    assert_eq!(play(&one, &a, "t1", 100), "opA:t1.1");
+    one.terminate();
+    // Open table: the switch is refused, naming why.
+    let (code, err) = crate::single_writer::serve_to_exit_with(&storage, &[SHARDED]);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("open tables"), "{err}");
+    let mut one = TestServer::spawn(&plans, &storage, &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)]);
+    let (s, body) = one.post(&a, "/v1/tables/t1/close", json!({"reason": "switch"}));
+    assert_eq!(s, 200, "{body}");
+    one.terminate();
+    let server = start(&storage);
+    // New tables go to the operator's own log (made now, by this command).
+    let (s, body) = server.post(
+        &a,
+        "/v1/tables",
+        json!({"table": "t2", "plan": "evolution-roulette@1", "mode": "live"}),
+    );
+    assert_eq!((s, &body["table"]), (201, &json!("opA:t2")), "{body}");
+    // The closed table and its round, from the service's log (the operator's has it not), by
+    // id and by name.
+    for (key, path) in [
+        (&a, "/v1/tables/t1"),
+        (&auditor, "/v1/tables/opA:t1"),
+        (&a, "/v1/rounds/t1.1"),
+        (&a, "/v1/rounds/t1.1/recall"),
+        (&a, "/v1/tables/t1/rounds"),
+    ] {
+        let (s, _, body) = server.get_as(Some(key), path);
+        assert_eq!(s, 200, "{path}: {body}");
+    }
+    // The console reads them there too.
+    let session = crate::console::sign_in(&server, &auditor).expect("an auditor signs in");
+    for path in ["/console/tables/opA:t1", "/console/rounds/opA:t1.1"] {
+        let page = crate::console::get(&server, path, &session, &[]);
+        assert_eq!(page.status, 200, "{path}: {}", page.body);
+    }
+    let recall = crate::console::get(&server, "/console/rounds/opA:t1.1", &session, &[]);
+    assert!(recall.body.contains("✓ included") && !recall.body.contains("not verified"));
+    let (s, page) = entries(&server, &auditor, "log=opA&kind=table_opened");
+    assert_eq!(
+        (s, page["entries"].as_array().map(Vec::len)),
+        (200, Some(1)),
+        "{page}"
+    );
+    let (s, page) = entries(&server, &auditor, "log=service&kind=table_opened");
+    assert_eq!(
+        (s, page["entries"].as_array().map(Vec::len)),
+        (200, Some(1)),
+        "{page}"
+    );
+}

@@ -13,6 +13,11 @@ use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
 /// Runs a (second) `pitboss serve` on `storage` that is expected to refuse to start; returns
 /// its exit code and stderr (panics if it still runs after 20 s).
 pub fn serve_to_exit(storage: &Storage) -> (Option<i32>, String) {
+    serve_to_exit_with(storage, &[])
+}
+
+/// [`serve_to_exit`] with more environment for the server.
+pub fn serve_to_exit_with(storage: &Storage, env: &[(&str, &str)]) -> (Option<i32>, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pitboss"));
     cmd.arg("--plans")
         .arg(crate::source::rng_plans_dir())
@@ -26,6 +31,9 @@ pub fn serve_to_exit(storage: &Storage) -> (Option<i32>, String) {
         let name = pg.url.rsplit('/').next().unwrap_or("pg");
         cmd.args(["--database-url", &pg.url])
             .args(["--origin", &format!("pitboss.test/{name}")]);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
     }
     let mut child = cmd.spawn().expect("spawn");
     let deadline = Instant::now() + Duration::from_secs(20);
