@@ -50,6 +50,17 @@ impl AppState {
             .unwrap_or_else(|| self.service.clone())
     }
 
+    /// The log `name` names: [`SERVICE_LOG`], or an operator's log that has been made.
+    pub fn log_by_name(&self, name: &str) -> Result<Arc<Service>, Problem> {
+        if name == SERVICE_LOG {
+            return Ok(self.service.clone());
+        }
+        self.logs
+            .as_ref()
+            .and_then(|logs| logs.get(name))
+            .ok_or_else(|| no_such_log(name, self.logs.is_none()))
+    }
+
     /// Every log: the service's (named [`SERVICE_LOG`]), then each operator's.
     pub fn every_log(&self) -> Vec<(String, Arc<Service>)> {
         let mut all = vec![(SERVICE_LOG.to_owned(), self.service.clone())];
@@ -63,13 +74,10 @@ impl AppState {
     /// operator whose log exists is in that log; every other id (ids logged before they were
     /// scoped, or by a deployment of one log) is in the service's.
     pub fn log_holding(&self, id: &str) -> Arc<Service> {
-        self.logs
-            .as_ref()
-            .and_then(|logs| {
-                let (op, _) = id.split_once(crate::round::SCOPE)?;
-                logs.get(op)
-            })
-            .unwrap_or_else(|| self.service.clone())
+        match id.split_once(crate::round::SCOPE) {
+            Some((op, _)) => self.log_of(op),
+            None => self.service.clone(),
+        }
     }
 
     /// The logs that may hold an id, in the order to read them: [`AppState::log_holding`], then
@@ -89,40 +97,29 @@ impl AppState {
     /// of its own, else the service's.
     pub fn log_named(&self, caller: &Caller, log: Option<&str>) -> Result<Arc<Service>, Problem> {
         let own = caller.operator.as_deref().filter(|_| !caller.reads_all());
-        let wanted = match (log, own) {
-            (Some(SERVICE_LOG), _) => return Ok(self.service.clone()),
-            (Some(l), Some(o)) if l != o => {
-                return Err(forbidden("an operator reads only its own log"))
+        match (log, own) {
+            (Some(l), Some(o)) if l != o && l != SERVICE_LOG => {
+                Err(forbidden("an operator reads only its own log"))
             }
-            (Some(l), _) => Some(l),
-            (None, Some(o)) => Some(o),
-            (None, None) => None,
-        };
-        let Some(wanted) = wanted else {
-            return Ok(self.service.clone());
-        };
-        let Some(logs) = &self.logs else {
-            return match log {
-                // An operator's entries are in the one log.
-                None => Ok(self.service.clone()),
-                Some(_) => Err(Problem::not_found(
-                    "no_such_log",
-                    format!("no log {wanted:?}: this deployment writes one log, `{SERVICE_LOG}`"),
-                )),
-            };
-        };
-        match logs.get(wanted) {
-            Some(s) => Ok(s),
-            // An operator without a log of its own yet has no entries but those of its
-            // keys, in the service's log.
-            None if log.is_none() => Ok(self.service.clone()),
-            None => Err(Problem::not_found(
-                "no_such_log",
-                format!(
-                    "no log {wanted:?}: `log` is `{SERVICE_LOG}` or the id of an operator whose \
-                     log has been made (its first command makes it)"
-                ),
-            )),
+            (Some(l), _) => self.log_by_name(l),
+            // An operator without a log of its own (none made yet, or a deployment of one
+            // log) has its entries, or those of its keys, in the service's.
+            (None, Some(o)) => Ok(self.log_of(o)),
+            (None, None) => Ok(self.service.clone()),
         }
     }
+}
+
+/// `404 no_such_log`: `name` names no log (`one_log`: the deployment writes only the
+/// service's).
+fn no_such_log(name: &str, one_log: bool) -> Problem {
+    let detail = if one_log {
+        format!("no log {name:?}: this deployment writes one log, `{SERVICE_LOG}`")
+    } else {
+        format!(
+            "no log {name:?}: `log` is `{SERVICE_LOG}` or the id of an operator whose log has \
+             been made (its first command makes it)"
+        )
+    };
+    Problem::not_found("no_such_log", detail)
 }

@@ -82,7 +82,7 @@ pub async fn overview(
         .as_ref()
         .map(|l| l.all().into_iter().map(|(o, _)| o).collect())
         .unwrap_or_default();
-    let (cp, growth, keys) = blocking_on(&log, |svc| {
+    let (cp, growth, keys) = blocking_on(&log.svc, |svc| {
         Ok((
             data::latest_checkpoint(svc)?,
             data::log_growth(svc)?,
@@ -175,7 +175,7 @@ pub async fn checkpoints(
 ) -> Result<HttpResponse, ConsoleError> {
     let before = q.before;
     let log = Log::named(&state, q.log.as_deref())?;
-    let page_ = blocking_on(&log, move |svc| data::checkpoints(svc, before)).await?;
+    let page_ = blocking_on(&log.svc, move |svc| data::checkpoints(svc, before)).await?;
     let body = html! {
         h1 { "Checkpoint history" @if log.operator.is_some() { ": " (log.title()) } }
         p.lead { "Every signed checkpoint, the largest tree first, " (data::PAGE) " to a page." }
@@ -233,7 +233,7 @@ pub async fn entries(
     let before = q.before;
     let log = Log::named(&state, q.log.as_deref())?;
     let f2 = filter.clone();
-    let page_ = blocking_on(&log, move |svc| data::entries(svc, &f2, before)).await?;
+    let page_ = blocking_on(&log.svc, move |svc| data::entries(svc, &f2, before)).await?;
     let mut kinds: Vec<&str> = crate::round::Event::KINDS.to_vec();
     kinds.push("key_rotated");
     kinds.sort_unstable();
@@ -299,7 +299,7 @@ pub async fn entry(
     let seq = path.into_inner();
     let log = Log::named(&state, q.log.as_deref())?;
     let lq = log.suffix();
-    let e = blocking_on(&log, move |svc| data::entry(svc, seq))
+    let e = blocking_on(&log.svc, move |svc| data::entry(svc, seq))
         .await?
         .ok_or_else(|| ConsoleError::NotFound(format!("no entry {seq}")))?;
     let body = html! {
@@ -336,7 +336,7 @@ pub async fn events(
 ) -> Result<HttpResponse, ConsoleError> {
     let before = q.before;
     let log = Log::named(&state, q.log.as_deref())?;
-    let page_ = blocking_on(&log, move |svc| data::significant(svc, before)).await?;
+    let page_ = blocking_on(&log.svc, move |svc| data::significant(svc, before)).await?;
     let body = html! {
         h1 { "Significant events" @if log.operator.is_some() { ": " (log.title()) } }
         p.lead {

@@ -142,11 +142,7 @@ pub async fn blocking<T: Send + 'static>(
     state: &web::Data<AppState>,
     f: impl FnOnce(&crate::service::Service) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, ConsoleError> {
-    let state = state.clone();
-    web::block(move || f(&state.service))
-        .await
-        .map_err(|e| ConsoleError::Unavailable(e.to_string()))?
-        .map_err(ConsoleError::from)
+    blocking_on(&state.service, f).await
 }
 
 /// The log a page reads (`?log=`, `--log-per-operator`): the service's unless named; a table,
@@ -161,19 +157,17 @@ pub struct Log {
 impl Log {
     /// The log `?log=` names: `service` (or nothing), or an operator whose log exists.
     pub fn named(state: &AppState, log: Option<&str>) -> Result<Log, ConsoleError> {
-        match log.filter(|l| !l.is_empty() && *l != crate::api::logs::SERVICE_LOG) {
-            None => Ok(Log {
+        let Some(name) = log.filter(|l| !l.is_empty()) else {
+            return Ok(Log {
                 svc: state.service.clone(),
                 operator: None,
-            }),
-            Some(op) => match state.logs.as_ref().and_then(|l| l.get(op)) {
-                Some(svc) => Ok(Log {
-                    svc,
-                    operator: Some(op.to_owned()),
-                }),
-                None => Err(ConsoleError::NotFound(format!("no log {op:?}"))),
-            },
-        }
+            });
+        };
+        let svc = state
+            .log_by_name(name)
+            .map_err(|_| ConsoleError::NotFound(format!("no log {name:?}")))?;
+        let operator = (!std::sync::Arc::ptr_eq(&svc, &state.service)).then(|| name.to_owned());
+        Ok(Log { svc, operator })
     }
 
     /// The logs that may hold a table or round id, in the order to read them (an operator's,
@@ -219,10 +213,10 @@ impl Log {
 
 /// [`blocking`] on one log.
 pub async fn blocking_on<T: Send + 'static>(
-    log: &Log,
+    svc: &std::sync::Arc<crate::service::Service>,
     f: impl FnOnce(&crate::service::Service) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, ConsoleError> {
-    let svc = log.svc.clone();
+    let svc = svc.clone();
     web::block(move || f(&svc))
         .await
         .map_err(|e| ConsoleError::Unavailable(e.to_string()))?
@@ -235,11 +229,7 @@ pub async fn all_open_tables(
 ) -> Result<Vec<data::TableView>, ConsoleError> {
     let mut tables = Vec::new();
     for (_, svc) in state.every_log() {
-        let log = Log {
-            svc,
-            operator: None,
-        };
-        tables.extend(blocking_on(&log, |svc| Ok(data::open_tables(svc))).await?);
+        tables.extend(blocking_on(&svc, |svc| Ok(data::open_tables(svc))).await?);
     }
     Ok(tables)
 }

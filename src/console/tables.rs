@@ -153,7 +153,7 @@ pub async fn table(
     let mut found = None;
     for log in Log::holding(&state, &id) {
         let id2 = id.clone();
-        let (t, rounds) = blocking_on(&log, move |svc| {
+        let (t, rounds) = blocking_on(&log.svc, move |svc| {
             Ok((
                 data::table(svc, &id2),
                 data::table_rounds(svc, &id2, before)?,
@@ -304,7 +304,7 @@ pub async fn round(
         // Proofs are made against the latest checkpoint: sign one covering what is logged.
         let signed = data::sign_pending(&log.svc).await;
         let id2 = id.clone();
-        let (summary_view, entries, cp) = blocking_on(&log, move |svc| {
+        let (summary_view, entries, cp) = blocking_on(&log.svc, move |svc| {
             let recall = data::round_recall(svc, &id2, after, RECALL_PAGE + 1)?;
             let keys = keys(svc);
             let mut checked = Vec::new();
@@ -410,7 +410,7 @@ pub async fn proof(
     let log = Log::named(&state, q.log.as_deref())?;
     let lq = log.suffix();
     let signed = data::sign_pending(&log.svc).await;
-    let (entry, c, keys_text) = blocking_on(&log, move |svc| {
+    let (entry, c, keys_text) = blocking_on(&log.svc, move |svc| {
         let k = keys(svc);
         let validity = data::key_validity(svc);
         Ok((data::entry(svc, seq)?, check(svc, seq, &k)?, validity))
@@ -472,7 +472,7 @@ pub async fn proof_json(
     data::sign_pending(&log.svc)
         .await
         .map_err(ConsoleError::Unavailable)?;
-    let made = blocking_on(&log, move |svc| data::inclusion_proof(svc, seq)).await?;
+    let made = blocking_on(&log.svc, move |svc| data::inclusion_proof(svc, seq)).await?;
     match made {
         Ok(file) => Ok(HttpResponse::Ok()
             .content_type("application/json")
