@@ -360,8 +360,17 @@ pub fn render(
     openmetrics: bool,
     gauges: &[(&'static str, &'static str, i64)],
     logs: &[LogGauges],
+    forwarded: Option<&crate::api::router::Forwarded>,
 ) -> (&'static str, String) {
     let mut registry = registry(metrics, logs.iter().map(|l| l.metrics.clone()).collect());
+    if let Some(f) = forwarded {
+        registry.register(
+            "pitboss_node_forwarded",
+            "Requests this node passed to the node that writes their log, by outcome \
+             (several nodes with a log per operator)",
+            f.clone(),
+        );
+    }
     // Values read from the store at the scrape (the payouts of 002 § 9(1)).
     for (name, help, value) in gauges {
         registry.register(

@@ -552,8 +552,9 @@ pub async fn metrics(
     let mut gauges = vec![
         (
             "pitboss_node_writer",
-            "1 on the node that writes the log, 0 on a standby",
-            1,
+            "1 on the node that writes the log (with a log per operator: the service's log), 0 \
+             on a standby (or a node that writes operators' logs only)",
+            state.router.as_ref().map_or(1, |r| i64::from(r.home)),
         ),
         (
             "pitboss_read_log_entries",
@@ -598,8 +599,13 @@ pub async fn metrics(
             })
             .collect(),
     };
-    let (content_type, body) =
-        crate::observe::render(&state.service.metrics, openmetrics, &gauges, &logs);
+    let (content_type, body) = crate::observe::render(
+        &state.service.metrics,
+        openmetrics,
+        &gauges,
+        &logs,
+        state.router.as_ref().map(|r| &r.forwarded),
+    );
     HttpResponse::Ok().content_type(content_type).body(body)
 }
 

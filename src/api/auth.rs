@@ -305,6 +305,18 @@ impl KeyRing {
         }
     }
 
+    /// What the ring knows of the key an `Authorization` header names (its secret not
+    /// checked: for routing a request to the node that will authenticate it).
+    pub fn facts_of_header(&self, header: Option<&str>) -> Option<KeyFacts> {
+        let key = header?
+            .trim_start()
+            .split_once(' ')
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))?
+            .1;
+        let (id, _) = split_key(key.trim())?;
+        self.describe(id)
+    }
+
     /// A key's role, operator, expiry and whether it is revoked.
     pub fn describe(&self, id: &str) -> Option<KeyFacts> {
         self.keys

@@ -16,6 +16,7 @@ pub mod payouts;
 pub mod plans;
 pub mod players;
 pub mod problem;
+pub mod router;
 pub mod schemas;
 mod shape;
 pub mod standby;

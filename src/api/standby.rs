@@ -561,6 +561,60 @@ async fn forward(
              Idempotency-Key",
         ));
     }
+    match pass_to(
+        &req,
+        body,
+        &address,
+        &shared.me,
+        &shared.node_token,
+        &client,
+    )
+    .await
+    {
+        Ok(back) => {
+            shared.count("answered");
+            Ok(back)
+        }
+        Err(NotPassed::Unreachable(e)) => {
+            shared.count("unreachable");
+            Err(unavailable(&format!(
+                "this node is a standby and the node that writes the log cannot be reached at \
+                 {address} ({e}); nothing was recorded, retry with the same Idempotency-Key \
+                 (another node takes the log over once its lease runs out)"
+            )))
+        }
+        Err(NotPassed::Unknown(e)) => {
+            shared.count("unknown");
+            Err(unavailable(&format!(
+                "this node is a standby; the request was sent to the node that writes the log \
+                 at {address}, which did not answer ({e}): whether it was recorded is not known \
+                 here; retry with the same Idempotency-Key, which gives the first answer or \
+                 records it once"
+            )))
+        }
+    }
+}
+
+/// Why a request was not passed on to another node.
+pub enum NotPassed {
+    /// The node could not be connected to: nothing was recorded.
+    Unreachable(String),
+    /// The request was sent and no answer came: whether it was recorded is not known.
+    Unknown(String),
+}
+
+/// Passes `req` (with `body`) as received to the node at `address` (method, path, query,
+/// headers but hop-by-hop ones and `Host`; `Pitboss-Forwarded-By: <me>`, the nodes' secret and
+/// a `Forwarded: for=` element added) and its answer back as it came, streamed, with
+/// `Pitboss-Writer: <address>`.
+pub async fn pass_to(
+    req: &HttpRequest,
+    body: web::Bytes,
+    address: &str,
+    me: &str,
+    node_token: &str,
+    client: &awc::Client,
+) -> Result<HttpResponse, NotPassed> {
     let target = format!(
         "{address}{}",
         req.uri()
@@ -573,42 +627,26 @@ async fn forward(
             out = out.append_header((name.clone(), value.clone()));
         }
     }
-    out = out.insert_header((FORWARDED_BY, shared.me.as_str()));
+    out = out.insert_header((FORWARDED_BY, me));
     // The writer believes the `Forwarded` element below only with the nodes' secret (this
     // replaces a client's own header of that name).
-    out = out.insert_header((super::auth::NODE_TOKEN, shared.node_token.as_str()));
+    out = out.insert_header((super::auth::NODE_TOKEN, node_token));
     // Appended to whatever a proxy in front of this node said (RFC 7239 keeps a list).
     if let Some(peer) = req.peer_addr() {
         out = out.append_header((header::FORWARDED, format!("for=\"{peer}\"")));
     }
     match out.send_body(body).await {
         Ok(resp) => {
-            shared.count("answered");
             let mut back = HttpResponse::build(resp.status());
             for (name, value) in resp.headers() {
                 if !hop_by_hop(name) {
                     back.append_header((name.clone(), value.clone()));
                 }
             }
-            back.insert_header((WRITER, address));
+            back.insert_header((WRITER, address.to_owned()));
             Ok(back.streaming(resp))
         }
-        Err(awc::error::SendRequestError::Connect(e)) => {
-            shared.count("unreachable");
-            Err(unavailable(&format!(
-                "this node is a standby and the node that writes the log cannot be reached at \
-                 {address} ({e}); nothing was recorded, retry with the same Idempotency-Key \
-                 (another node takes the log over once its lease runs out)"
-            )))
-        }
-        Err(e) => {
-            shared.count("unknown");
-            Err(unavailable(&format!(
-                "this node is a standby; the request was sent to the node that writes the log \
-                 at {address}, which did not answer ({e}): whether it was recorded is not known \
-                 here; retry with the same Idempotency-Key, which gives the first answer or \
-                 records it once"
-            )))
-        }
+        Err(awc::error::SendRequestError::Connect(e)) => Err(NotPassed::Unreachable(e.to_string())),
+        Err(e) => Err(NotPassed::Unknown(e.to_string())),
     }
 }

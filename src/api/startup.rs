@@ -25,6 +25,9 @@ pub struct AppState {
     pub console: crate::console::Console,
     /// The operators' logs (`--log-per-operator`); `None`: every operator writes `service`'s.
     pub logs: Option<Arc<crate::service::logs::OperatorLogs>>,
+    /// Several nodes with a log per operator: which node writes which log
+    /// ([`super::router`]); `None` on a single node.
+    pub router: Option<Arc<super::router::Router>>,
 }
 
 #[derive(Debug, Clone)]
@@ -328,13 +331,17 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         approvals_from: None,
         writer_metrics: None,
     };
-    if config.log_per_operator && (node_url.is_some() || read_url.is_some()) {
+    if config.log_per_operator && read_url.is_some() {
         return Err(
-            "--log-per-operator does not run with --node-url or --read-database-url yet: \
-                    a log per operator is written by one node, which serves its reads"
+            "--log-per-operator does not run with --read-database-url yet: each operator's \
+             log is read where it is written"
                 .into(),
         );
     }
+    // Several nodes with a log per operator: a node that does not write the service's log
+    // writes operators' logs, with the service's followed ([`Follower`]); kept through its
+    // take-over of the service's log.
+    let mut follower: Option<Follower> = None;
     let service = loop {
         let started = Service::start(
             url.clone(),
@@ -345,6 +352,52 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         );
         match started {
             Ok(service) => break service,
+            // Another node writes the service's log: write operators' logs here, until the
+            // service's lease runs out.
+            Err(crate::service::StartError::Locked(held))
+                if config.log_per_operator && node_url.is_some() =>
+            {
+                let f = match follower.take() {
+                    Some(f) => f,
+                    None => {
+                        let me = node_url.as_deref().unwrap_or_default();
+                        let made = Follower::start(
+                            &config,
+                            &url,
+                            &plans,
+                            &key_path,
+                            &options,
+                            me,
+                            node_token.as_deref().unwrap_or_default(),
+                            &throttled,
+                        );
+                        match made {
+                            Ok(f) => f,
+                            // The service's log is being started by another node: again.
+                            Err(FollowError::NotYet(e)) => {
+                                tracing::info!(error = %e, "waiting for the service's log");
+                                actix_web::rt::time::sleep(super::standby::POLL).await;
+                                continue;
+                            }
+                            Err(FollowError::Failed(e)) => return Err(e),
+                        }
+                    }
+                };
+                if let Some(s) = starting.take() {
+                    s.stop();
+                }
+                if f.running.is_none() {
+                    println!("writes operators' logs; the service's log: {held}");
+                    if let Ok(a) = listener.local_addr() {
+                        println!("listening on http://{a}");
+                    }
+                }
+                let f = f.listen(&listener)?;
+                match f.wait_for_service_lease(&url).await {
+                    Some(f) => follower = Some(f),
+                    None => return Ok(()),
+                }
+            }
             // Another node writes the log: wait as its standby until its lease runs out.
             Err(crate::service::StartError::Locked(held)) if node_url.is_some() => {
                 if let Some(s) = starting.take() {
@@ -379,9 +432,30 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
     };
     let mut conn = store::connect(&url).map_err(|e| e.to_string())?;
     let keys = KeyRing::load(&mut conn).map_err(|e| e.to_string())?;
-    let logs = operator_logs(
-        &config, &service, &url, plans, &key_path, options, &mut conn,
-    )?;
+    // A follower that took the service's log over keeps its operators' logs (their writers
+    // run; the service's state they read approvals in is still followed from the store).
+    let (logs, router, was_following) = match follower.take() {
+        Some(f) => (
+            Some(f.logs.clone()),
+            Some(Arc::new(f.router.at_home())),
+            Some(f),
+        ),
+        None => (
+            operator_logs(
+                &config, &service, &url, plans, &key_path, options, &mut conn,
+            )?,
+            match (&node_url, config.log_per_operator) {
+                (Some(me), true) => Some(Arc::new(super::router::Router::new(
+                    me,
+                    node_token.as_deref().unwrap_or_default(),
+                    &url,
+                    true,
+                ))),
+                _ => None,
+            },
+            None,
+        ),
+    };
     drop(conn);
     let bootstrap = !keys.has_admin();
     let console = crate::console::Console::start(
@@ -406,6 +480,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         limits: crate::limits::RequestLimits::new(config.limits.clone(), throttled),
         console,
         logs,
+        router,
     });
     // The bootstrap admin key is created through the log, like every key.
     if bootstrap {
@@ -441,7 +516,47 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
     }
     let on_stop = state.clone();
-    let server = HttpServer::new(move || {
+    if let Some(s) = starting.take() {
+        s.stop();
+    }
+    let addrs: Vec<SocketAddr> = listener.local_addr().into_iter().collect();
+    let server = api_server(state, reads, node_token, listener)
+        .map_err(|e| format!("bind {}: {e}", config.bind))?;
+    if let Some(s) = standby.take() {
+        // This node writes the log now; the standby's server hands the socket over.
+        s.stop().await;
+        println!("took the log over: this node writes it now");
+    }
+    if let Some(f) = was_following {
+        f.stop().await;
+        println!("took the service's log over: this node writes it now");
+    }
+    for a in &addrs {
+        println!("listening on http://{a}");
+    }
+    let ran = server.await.map_err(|e| e.to_string());
+    // Stopped cleanly (SIGINT, SIGTERM): the writer stores a snapshot so the next start
+    // replays nothing, and signs what is unsigned.
+    if let Some(logs) = &on_stop.logs {
+        logs.shutdown().await;
+    }
+    on_stop.service.shutdown().await;
+    ran
+}
+
+/// The service's HTTP server on `listener`: every route, the console, the middleware; with
+/// several nodes and a log per operator, [`super::router::route`] first.
+fn api_server(
+    state: web::Data<AppState>,
+    reads: web::Data<super::audit::LogReads>,
+    node_token: web::Data<super::auth::NodeToken>,
+    listener: std::net::TcpListener,
+) -> std::io::Result<actix_web::dev::Server> {
+    let deadline = state
+        .router
+        .as_ref()
+        .map_or(std::time::Duration::from_secs(1), |r| r.deadline);
+    Ok(HttpServer::new(move || {
         App::new()
             .wrap(
                 actix_web::middleware::ErrorHandlers::new()
@@ -460,7 +575,16 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
             .app_data(node_token.clone())
             .app_data(query_config())
             .app_data(path_config())
+            // What a node passes on to another (one client per worker; unused on one node).
+            .app_data(web::Data::new(
+                awc::Client::builder()
+                    .disable_redirects()
+                    .timeout(deadline)
+                    .finish(),
+            ))
             .wrap(actix_web::middleware::from_fn(lease_gate))
+            // Several nodes: a request for a log another node writes goes there.
+            .wrap(actix_web::middleware::from_fn(super::router::route))
             .wrap(actix_web::middleware::from_fn(super::problem::limit_uri))
             // Latency per route, the request id returned and handed to the writer…
             .wrap(actix_web::middleware::from_fn(
@@ -475,31 +599,194 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                 super::problem::route_miss(req.method(), req.path())
             }))
     })
-    .listen({
-        if let Some(s) = starting.take() {
-            s.stop();
+    .listen(listener)?
+    .run())
+}
+
+/// Why a node could not start following the service's log.
+enum FollowError {
+    /// Not written yet (its first writer is starting): try again shortly.
+    NotYet(String),
+    Failed(String),
+}
+
+/// A node that writes operators' logs while another writes the service's
+/// ([`crate::service::follow`]): the whole API on its socket, the service's state followed
+/// from the store, the operators' logs opened here by the requests for them.
+struct Follower {
+    state: web::Data<AppState>,
+    reads: web::Data<super::audit::LogReads>,
+    node_token: web::Data<super::auth::NodeToken>,
+    logs: Arc<crate::service::logs::OperatorLogs>,
+    router: Arc<super::router::Router>,
+    running: Option<(
+        actix_web::dev::ServerHandle,
+        actix_web::rt::task::JoinHandle<std::io::Result<()>>,
+    )>,
+}
+
+impl Follower {
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        config: &ServeConfig,
+        url: &DatabaseUrl,
+        plans: &PlanSet,
+        key_path: &std::path::Path,
+        options: &crate::service::StartOptions,
+        me: &str,
+        node_token: &str,
+        throttled: &Arc<crate::limits::ThrottleCounters>,
+    ) -> Result<Follower, FollowError> {
+        let followed = match Service::follow(url.clone(), plans.clone(), key_path, options) {
+            Ok(s) => s,
+            Err(crate::service::StartError::Replay(e)) => return Err(FollowError::NotYet(e)),
+            Err(e) => return Err(FollowError::Failed(format!("the service's log: {e}"))),
+        };
+        let failed = |e: String| FollowError::Failed(e);
+        let mut conn = store::connect(url).map_err(|e| failed(e.to_string()))?;
+        let keys = KeyRing::load(&mut conn).map_err(|e| failed(e.to_string()))?;
+        drop(conn);
+        let mut log_options = options.clone();
+        log_options.approvals_from = Some(crate::service::follow::Approvals::of(&followed));
+        log_options.writer_metrics = Some(followed.metrics.writer.clone());
+        let logs = Arc::new(crate::service::logs::OperatorLogs::lazy(
+            url,
+            plans.clone(),
+            key_path,
+            &followed.origin,
+            log_options,
+        ));
+        let router = Arc::new(super::router::Router::new(me, node_token, url, false));
+        // The console is served where the service's log is written (its sessions are
+        // there): no returns to player are computed here.
+        let console = crate::console::Console::start(
+            &config.plans_dir,
+            followed.plans.clone(),
+            url,
+            0,
+            config.secure_cookies,
+        )
+        .map_err(|e| failed(format!("console: {e}")))?;
+        let reads = web::Data::new(super::audit::LogReads::of_writer(&followed));
+        let state = web::Data::new(AppState {
+            plans: followed.plans.clone(),
+            service: Arc::new(followed),
+            keys,
+            limits: crate::limits::RequestLimits::new(config.limits.clone(), throttled.clone()),
+            console,
+            logs: Some(logs.clone()),
+            router: Some(router.clone()),
+        });
+        // The keys are made on the node that writes the service's log: read them again every
+        // second (a revoked key is refused here within it), and the limits' idle buckets
+        // forgotten; until this node's state is dropped.
+        {
+            let weak = Arc::downgrade(&state.clone().into_inner());
+            let url = url.clone();
+            std::thread::Builder::new()
+                .name("pitboss-follow-keys".into())
+                .spawn(move || {
+                    let mut conn: Option<store::DbConnection> = None;
+                    for n in 0u64.. {
+                        std::thread::sleep(std::time::Duration::from_secs(1));
+                        let Some(state) = weak.upgrade() else { return };
+                        let c = match conn.as_mut() {
+                            Some(c) => c,
+                            None => match store::connect(&url) {
+                                Ok(c) => conn.insert(c),
+                                Err(_) => continue,
+                            },
+                        };
+                        if let Err(e) = state.keys.refresh(c) {
+                            tracing::warn!(error = %e, "cannot read the API keys");
+                            conn = None;
+                            continue;
+                        }
+                        if n % 60 == 59 {
+                            let _ = state.keys.store_last_used(c);
+                        }
+                        if n % 10 == 9 {
+                            state.limits.housekeeping();
+                        }
+                    }
+                })
+                .map_err(|e| failed(e.to_string()))?;
         }
-        listener
-    })
-    .map_err(|e| format!("bind {}: {e}", config.bind))?;
-    let addrs: Vec<SocketAddr> = server.addrs();
-    let server = server.run();
-    if let Some(s) = standby.take() {
-        // This node writes the log now; the standby's server hands the socket over.
-        s.stop().await;
-        println!("took the log over: this node writes it now");
+        Ok(Follower {
+            state,
+            reads,
+            node_token: web::Data::new(super::auth::NodeToken(Some(node_token.to_owned()))),
+            logs,
+            router,
+            running: None,
+        })
     }
-    for a in &addrs {
-        println!("listening on http://{a}");
+
+    /// Serves the API on `listener` (once).
+    fn listen(mut self, listener: &std::net::TcpListener) -> Result<Follower, String> {
+        if self.running.is_none() {
+            let server = api_server(
+                self.state.clone(),
+                self.reads.clone(),
+                self.node_token.clone(),
+                listener.try_clone().map_err(|e| e.to_string())?,
+            )
+            .map_err(|e| e.to_string())?;
+            let handle = server.handle();
+            self.running = Some((handle, actix_web::rt::spawn(server)));
+        }
+        Ok(self)
     }
-    let ran = server.await.map_err(|e| e.to_string());
-    // Stopped cleanly (SIGINT, SIGTERM): the writer stores a snapshot so the next start
-    // replays nothing, and signs what is unsigned.
-    if let Some(logs) = &on_stop.logs {
-        logs.shutdown().await;
+
+    /// Waits until the service's lease looks free (`Some`: take the service's log over) or the
+    /// server was stopped (`None`: SIGINT, SIGTERM; the operators' logs stored and stopped).
+    async fn wait_for_service_lease(self, url: &DatabaseUrl) -> Option<Follower> {
+        let mut conn: Option<store::DbConnection> = None;
+        loop {
+            if self
+                .running
+                .as_ref()
+                .is_none_or(|(_, done)| done.is_finished())
+            {
+                self.logs.shutdown().await;
+                return None;
+            }
+            let (url2, mut c) = (url.clone(), conn.take());
+            let read = web::block(move || {
+                let open = match c.as_mut() {
+                    Some(open) => open,
+                    None => c.insert(store::connect(&url2).map_err(|e| e.to_string())?),
+                };
+                let h = store::lease::peek(open).map_err(|e| e.to_string())?;
+                Ok::<_, String>((c, h))
+            })
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r);
+            match read {
+                Ok((c, holder)) => {
+                    conn = c;
+                    if holder
+                        .as_ref()
+                        .is_none_or(crate::store::lease::Holder::is_free)
+                    {
+                        return Some(self);
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "cannot read the service's lease"),
+            }
+            actix_web::rt::time::sleep(super::standby::POLL).await;
+        }
     }
-    on_stop.service.shutdown().await;
-    ran
+
+    /// Stops this node's server once the service's has taken the socket over (requests in
+    /// flight are finished first).
+    async fn stop(mut self) {
+        if let Some((handle, done)) = self.running.take() {
+            handle.stop(true).await;
+            let _ = done.await;
+        }
+    }
 }
 
 /// The operators' logs: each recorded one opened (`--log-per-operator`), or none. A store
@@ -536,8 +823,19 @@ fn operator_logs(
              --log-per-operator (an operator's tables are then in its own log)"
         ));
     }
-    options.approvals_from = Some(service.state.clone());
+    options.approvals_from = Some(crate::service::follow::Approvals::of(service));
     options.writer_metrics = Some(service.metrics.writer.clone());
+    // With several nodes, each log is opened by the first request for it on the node that
+    // gets it (the nodes share the logs); else every recorded log is opened now.
+    if config.node_url.is_some() {
+        return Ok(Some(Arc::new(logs::OperatorLogs::lazy(
+            url,
+            plans,
+            key_path,
+            &service.origin,
+            options,
+        ))));
+    }
     let opened = logs::OperatorLogs::open_all(url, plans, key_path, &service.origin, options)
         .map_err(|e| format!("the operators' logs: {e}"))?;
     Ok(Some(Arc::new(opened)))

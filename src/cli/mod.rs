@@ -122,7 +122,9 @@ pub enum Command {
         /// Each operator's tables write a log of their own (its own chain, checkpoints and
         /// origin: the service's followed by `/operator/<operator>`), written by a writer of
         /// its own; the service's log keeps plans, keys and approvals. Once a deployment has
-        /// made an operator's log, every start needs this flag.
+        /// made an operator's log, every start needs this flag. With `--node-url`, each log
+        /// is written by the node that holds its lease, and every node sends each request to
+        /// the node that writes its log.
         #[arg(long, env = "PITBOSS_LOG_PER_OPERATOR")]
         log_per_operator: bool,
         #[command(flatten)]

@@ -67,15 +67,7 @@ impl OperatorLogs {
         origin: &str,
         options: StartOptions,
     ) -> Result<OperatorLogs, StartError> {
-        let logs = OperatorLogs {
-            url: url.clone(),
-            plans,
-            key_path: key_path.to_path_buf(),
-            origin: origin.to_owned(),
-            options,
-            open: RwLock::new(BTreeMap::new()),
-            making: Mutex::new(()),
-        };
+        let logs = OperatorLogs::lazy(url, plans, key_path, origin, options);
         let mut conn = store::connect(url)?;
         for r in recorded(&mut conn)? {
             let service = logs.start(&r.operator)?;
@@ -85,6 +77,51 @@ impl OperatorLogs {
                 .insert(r.operator, Arc::new(service));
         }
         Ok(logs)
+    }
+
+    /// No log opened yet: each is opened by the first request for it on this node
+    /// ([`OperatorLogs::open_recorded`], [`OperatorLogs::get_or_make`]). Several nodes
+    /// (`--node-url`) share the logs this way: each writes those it opened.
+    pub fn lazy(
+        url: &DatabaseUrl,
+        plans: PlanSet,
+        key_path: &Path,
+        origin: &str,
+        options: StartOptions,
+    ) -> OperatorLogs {
+        OperatorLogs {
+            url: url.clone(),
+            plans,
+            key_path: key_path.to_path_buf(),
+            origin: origin.to_owned(),
+            options,
+            open: RwLock::new(BTreeMap::new()),
+            making: Mutex::new(()),
+        }
+    }
+
+    /// The operator's log, opened here (its lease taken, its state read from the store) if it
+    /// was made and is not open yet; `None` when it was never made. Blocks: call it off the
+    /// async workers.
+    pub fn open_recorded(&self, operator: &str) -> Result<Option<Arc<Service>>, StartError> {
+        if let Some(s) = self.get(operator) {
+            return Ok(Some(s));
+        }
+        let _making = self.making.lock().expect("logs lock");
+        if let Some(s) = self.get(operator) {
+            return Ok(Some(s));
+        }
+        let mut conn = store::connect(&self.url)?;
+        let made = operator_logs::table
+            .filter(operator_logs::operator.eq(operator))
+            .count()
+            .get_result::<i64>(&mut conn)
+            .map_err(StoreError::from)?
+            > 0;
+        if !made {
+            return Ok(None);
+        }
+        Ok(Some(self.started(operator)?))
     }
 
     /// The operator's log, if it has been made.
@@ -106,12 +143,17 @@ impl OperatorLogs {
         // recorded log whose start failed is started by the next command, or at the next
         // start, its store made then).
         self.record(operator)?;
+        self.started(operator)
+    }
+
+    /// Starts the operator's writer here and keeps it among the open logs.
+    fn started(&self, operator: &str) -> Result<Arc<Service>, StartError> {
         let service = Arc::new(self.start(operator)?);
         self.open
             .write()
             .expect("logs lock")
             .insert(operator.to_owned(), service.clone());
-        tracing::info!(operator, origin = %service.origin, "made the operator's log");
+        tracing::info!(operator, origin = %service.origin, "writes the operator's log");
         Ok(service)
     }
 

@@ -46,6 +46,7 @@ pub mod deadline;
 pub mod derived;
 pub mod exception;
 pub mod feed;
+pub mod follow;
 pub mod health;
 pub mod logs;
 pub mod payouts;
@@ -492,6 +493,9 @@ pub struct Service {
     pub require_approval: bool,
     /// The witnesses that cosign the log's checkpoints, and their quorum.
     pub witnesses: witnessing::Witnesses,
+    /// A log another node writes, followed from the store ([`follow`]); `None` for a log
+    /// this process writes.
+    pub followed: Option<Arc<follow::Cursor>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -533,7 +537,7 @@ pub struct StartOptions {
     pub lazy_reads: bool,
     /// Where approvals of plan versions are decided when not in this log: the service log's
     /// state, for an operator's log ([`logs`]).
-    pub approvals_from: Option<Arc<RwLock<State>>>,
+    pub approvals_from: Option<follow::Approvals>,
     /// The writer's histograms, shared with the service log's (an operator's log, [`logs`]):
     /// `/metrics` shows every log's batches together.
     pub writer_metrics: Option<crate::observe::WriterMetrics>,
@@ -659,7 +663,7 @@ struct Writer {
     /// `serve --require-approval`.
     require_approval: bool,
     /// The service log's state, whose approvals an operator's log checks ([`logs`]).
-    approvals_from: Option<Arc<RwLock<State>>>,
+    approvals_from: Option<follow::Approvals>,
     /// `serve --require-registration`.
     require_registration: bool,
     /// The regulators' keys that sign offline approvals.
@@ -864,6 +868,7 @@ impl Service {
             submit_deadline,
             require_approval: options.regulator.require_approval,
             witnesses,
+            followed: None,
         })
     }
 
@@ -1051,37 +1056,27 @@ fn recover(
             }
             last = seq;
             count += 1;
-            let v: Value = serde_json::from_slice(&canonical)
-                .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
-            // Entries of other kinds (the audit crate's key rotations) do not change the game
-            // state; an entry of a game kind that does not read back is a corrupt log.
-            if let Some(event) = crate::round::event_of_entry(&v)
-                .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?
-            {
-                state
-                    .apply(plans, &event)
-                    .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
-                // A finished round, a closed table leave memory: the replay holds only what
-                // is live.
-                match &event {
-                    Event::RoundSettled { round, .. } | Event::RoundVoided { round, .. } => {
-                        if backfill_rounds {
-                            to_store.finished.extend(derived::finished_rows(
-                                &state,
-                                std::slice::from_ref(round),
-                            ));
-                        }
-                        state.rounds.remove(round);
+            apply_logged(
+                &mut state,
+                plans,
+                seq,
+                &canonical,
+                |state, event| match event {
+                    Event::RoundSettled { round, .. } | Event::RoundVoided { round, .. }
+                        if backfill_rounds =>
+                    {
+                        to_store
+                            .finished
+                            .extend(derived::finished_rows(state, std::slice::from_ref(round)));
                     }
                     Event::TableClosed { table, .. } if backfill_tables => {
                         to_store
                             .closed
-                            .extend(derived::closed_rows(&state, std::slice::from_ref(table)));
+                            .extend(derived::closed_rows(state, std::slice::from_ref(table)));
                     }
                     _ => {}
-                }
-                state.forget_finished(&event);
-            }
+                },
+            )?;
         }
         if !to_store.finished.is_empty() || !to_store.closed.is_empty() {
             conn.transaction(|c| derived::write(c, &to_store))
@@ -1109,6 +1104,36 @@ fn recover(
         )));
     }
     Ok((appender, state, tiles, count - covers))
+}
+
+/// Applies the stored entry `seq` to `state` as a start's replay does: `seen` gets each game
+/// event once it is applied, before a finished round or a closed table leaves memory (the
+/// replay holds only what is live). Entries of other kinds (the audit crate's key rotations)
+/// do not change the game state; an entry of a game kind that does not read back is a corrupt
+/// log.
+fn apply_logged(
+    state: &mut State,
+    plans: &PlanSet,
+    seq: i64,
+    canonical: &[u8],
+    mut seen: impl FnMut(&State, &Event),
+) -> Result<(), StartError> {
+    let v: Value = serde_json::from_slice(canonical)
+        .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
+    let Some(event) = crate::round::event_of_entry(&v)
+        .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?
+    else {
+        return Ok(());
+    };
+    state
+        .apply(plans, &event)
+        .map_err(|e| StartError::Replay(format!("entry {seq}: {e}")))?;
+    seen(state, &event);
+    if let Event::RoundSettled { round, .. } | Event::RoundVoided { round, .. } = &event {
+        state.rounds.remove(round);
+    }
+    state.forget_finished(&event);
+    Ok(())
 }
 
 /// The latest stored snapshot read back, when it is sound: its bytes hash to what the row
@@ -2811,9 +2836,7 @@ impl Writer {
         };
         match &self.approvals_from {
             // An operator's log: approvals are the service log's.
-            Some(service) => {
-                approval::check_approved(&service.read().expect("state lock"), &key, &hash, now)
-            }
+            Some(service) => approval::check_approved(&service.current(), &key, &hash, now),
             None => approval::check_approved(state, &key, &hash, now),
         }
     }

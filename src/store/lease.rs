@@ -185,6 +185,42 @@ pub fn peek(conn: &mut DbConnection) -> Result<Option<Holder>, diesel::result::E
     Ok(rows.into_iter().next())
 }
 
+/// The lease of the log in the PostgreSQL schema `schema` (an operator's log,
+/// [`super::log_namespace`]), read on a connection of any schema of the database; `None`
+/// while that log's store has not been made, or before any node took its lease.
+pub fn peek_in(
+    conn: &mut DbConnection,
+    schema: &str,
+) -> Result<Option<Holder>, diesel::result::Error> {
+    // The name is quoted into the statement: only what `log_namespace` makes is accepted.
+    if !schema
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    {
+        return Ok(None);
+    }
+    #[derive(QueryableByName)]
+    struct Exists {
+        #[diesel(sql_type = Bool)]
+        exists: bool,
+    }
+    let made: Vec<Exists> = diesel::sql_query(
+        "SELECT EXISTS (SELECT 1 FROM information_schema.tables \
+         WHERE table_schema = $1 AND table_name = 'writer_lease') AS exists",
+    )
+    .bind::<Text, _>(schema)
+    .load(conn)?;
+    if !made.first().is_some_and(|e| e.exists) {
+        return Ok(None);
+    }
+    let rows: Vec<Holder> = diesel::sql_query(SELECT_HOLDER.replace(
+        "FROM writer_lease",
+        &format!("FROM \"{schema}\".writer_lease"),
+    ))
+    .load(conn)?;
+    Ok(rows.into_iter().next())
+}
+
 /// Whether the lease still carries `token` (no other node has taken it over since).
 pub fn holds(token: i64, conn: &mut DbConnection) -> Result<bool, diesel::result::Error> {
     Ok(peek(conn)?.is_some_and(|h| h.token == token))

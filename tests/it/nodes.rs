@@ -221,6 +221,11 @@ fn log_size(writer: &TestServer) -> u64 {
 /// Each round read through `reader` holds exactly the acknowledged bets; every request sent
 /// again with its key gets its first answer and the log does not grow.
 fn check_played(reader: &TestServer, writer: &TestServer, op: &str, played: &[Played]) {
+    check_played_sized(reader, op, played, &|| log_size(writer));
+}
+
+/// [`check_played`] with the log's size (not counting snapshots) read by `size`.
+fn check_played_sized(reader: &TestServer, op: &str, played: &[Played], size: &dyn Fn() -> u64) {
     let bases = [reader.base.clone()];
     let mut bets = 0;
     for p in played {
@@ -240,18 +245,14 @@ fn check_played(reader: &TestServer, writer: &TestServer, op: &str, played: &[Pl
         }
     }
     assert!(bets > 0, "bets were acknowledged");
-    let before = log_size(writer);
+    let before = size();
     for p in played {
         for s in &p.sent {
             let again = attempt(&bases[0], op, &s.key, &s.path, &s.body).expect("an answer");
             assert_eq!(again, s.answer, "{} sent again with its key", s.path);
         }
     }
-    assert_eq!(
-        log_size(writer),
-        before,
-        "a request sent again wrote to the log"
-    );
+    assert_eq!(size(), before, "a request sent again wrote to the log");
 }
 
 /// The first node on `storage` (it takes the lease and writes), an operator's and an
@@ -867,4 +868,377 @@ fn the_writer_believes_forwarded_only_from_a_node_postgres() {
         429,
         "nor one with a wrong secret"
     );
+}
+
+/// A node of a deployment that writes a log per operator (`--log-per-operator`).
+fn op_node(storage: &Storage) -> TestServer {
+    op_node_with(storage, &[])
+}
+
+/// [`op_node`] with more settings.
+fn op_node_with(storage: &Storage, more: &[(&str, &str)]) -> TestServer {
+    let mut env = vec![
+        ("PITBOSS_ADMIN_KEY", ADMIN_KEY),
+        ("PITBOSS_NODE_URL", "auto"),
+        ("PITBOSS_LOG_PER_OPERATOR", "true"),
+    ];
+    env.extend_from_slice(more);
+    TestServer::spawn(&crate::source::rng_plans_dir(), storage, &env)
+}
+
+/// The lease of `operator`'s log as stored: the address of the node that holds it, and its
+/// fencing token (how many times a node took it).
+fn op_lease(storage: &Storage, operator: &str) -> Option<(String, i64)> {
+    use diesel::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Lease {
+        #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+        address: Option<String>,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        token: i64,
+    }
+    let url = pitboss::store::DatabaseUrl::Postgres(storage.pg.as_ref().expect("pg").url.clone());
+    let mut conn = pitboss::store::connect(&url).expect("connect");
+    let ns = pitboss::store::log_namespace(operator);
+    let rows: Vec<Lease> =
+        diesel::sql_query(format!("SELECT address, token FROM \"{ns}\".writer_lease"))
+            .load(&mut conn)
+            .ok()?;
+    rows.into_iter()
+        .next()
+        .map(|l| (l.address.unwrap_or_default(), l.token))
+}
+
+/// Entries of `operator`'s log but the snapshots, counted in the store.
+fn op_log_size(storage: &Storage, operator: &str) -> u64 {
+    use diesel::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let url = pitboss::store::DatabaseUrl::Postgres(storage.pg.as_ref().expect("pg").url.clone());
+    let mut conn = pitboss::store::connect(&url).expect("connect");
+    let ns = pitboss::store::log_namespace(operator);
+    let rows: Vec<Count> = diesel::sql_query(format!(
+        "SELECT count(*) AS n FROM \"{ns}\".audit_entries WHERE kind <> 'state_snapshot'"
+    ))
+    .load(&mut conn)
+    .expect("count");
+    rows[0].n as u64
+}
+
+/// Waits until `node` answers a request with `key` itself (it reads new keys every second;
+/// until then it passes the request to the node that writes the service's log).
+fn knows_key(node: &TestServer, key: &str) {
+    let started = Instant::now();
+    loop {
+        let (s, body, writer) = read(node, key, "/v1/tables");
+        assert_eq!(s, 200, "{body}");
+        if writer.is_none() {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{} did not learn a key within 10 s",
+            node.base
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Three nodes with a log per operator (issue 17, items 1 and 2 together): each operator's log
+/// is written by the node its first command reached, so the three nodes write three logs at
+/// once; every node takes every operator's bets and passes them to the node that writes its
+/// log. Checked: where each log is (its lease), no request needed a retry, each round holds
+/// exactly the acknowledged bets, a request sent again gets its first answer and writes
+/// nothing, and each operator's log, exported through a node that does not write it, verifies
+/// offline and replays; no lease was taken twice.
+#[test]
+fn three_nodes_write_three_operators_logs_postgres() {
+    let storage = Storage::new(Backend::Postgres);
+    let a = op_node(&storage);
+    let names = ["op1", "op2", "op3"];
+    let ops: Vec<String> = names
+        .iter()
+        .map(|o| a.create_key(ADMIN_KEY, "operator", Some(o)))
+        .collect();
+    let auditor = a.create_key(ADMIN_KEY, "auditor", None);
+    let mut b = op_node(&storage);
+    let mut c = op_node(&storage);
+    b.skip_state_check();
+    c.skip_state_check();
+    let nodes = [&a, &b, &c];
+    assert_eq!(
+        a.metric("pitboss_node_writer"),
+        1,
+        "a writes the service's log"
+    );
+    assert_eq!(b.metric("pitboss_node_writer"), 0);
+    assert_eq!(c.metric("pitboss_node_writer"), 0);
+
+    // Each operator's first command reaches a node of its own, which then writes its log.
+    for (i, n) in nodes.iter().enumerate() {
+        knows_key(n, &ops[i]);
+        open_tables(n, &ops[i], 1);
+        assert_eq!(
+            op_lease(&storage, names[i]),
+            Some((n.base.clone(), 1)),
+            "{}'s log is written by the node its first command reached",
+            names[i]
+        );
+    }
+
+    // Every operator plays at its table through all three nodes at once.
+    let bases = vec![a.base.clone(), b.base.clone(), c.base.clone()];
+    let stop = Arc::new(AtomicBool::new(false));
+    let handles: Vec<_> = ops
+        .iter()
+        .map(|op| play_at_every_table(&bases, op, &["t0".to_string()], 3, &stop))
+        .collect();
+    let played: Vec<Vec<Played>> = handles.into_iter().map(joined).collect();
+    let retried: u32 = played
+        .iter()
+        .flatten()
+        .flat_map(|p| &p.sent)
+        .map(|s| s.retries)
+        .sum();
+    assert_eq!(
+        retried, 0,
+        "no request needed a retry while every node was up"
+    );
+    for (i, p) in played.iter().enumerate() {
+        let reader = nodes[(i + 1) % 3];
+        check_played_sized(reader, &ops[i], p, &|| op_log_size(&storage, names[i]));
+        // A round read through a node that does not write its log names the one that does.
+        let round = p[0].rounds.keys().next().expect("a round");
+        let (s, body, writer) = read(reader, &ops[i], &format!("/v1/rounds/{round}"));
+        assert_eq!(s, 200, "{body}");
+        assert_eq!(writer.as_deref(), Some(nodes[i].base.as_str()));
+        // The operator's log alone, exported through another node: it verifies and replays.
+        let export = crate::replay::export_at_verifies_and_replays(
+            nodes[(i + 2) % 3],
+            &auditor,
+            &format!("/v1/audit/export?log={}", names[i]),
+        );
+        assert!(
+            export.contains(&format!("/operator/{}", names[i])),
+            "the export is the operator's log"
+        );
+        assert_eq!(op_lease(&storage, names[i]).map(|l| l.1), Some(1));
+    }
+    for n in nodes {
+        assert!(
+            n.metric("pitboss_node_forwarded_total{outcome=\"answered\"}") > 0,
+            "{} passed requests on",
+            n.base
+        );
+    }
+    // An operator reads only its own log, through any node.
+    let (s, body, _) = read(&b, &ops[0], "/v1/audit/entries?log=op2");
+    assert_eq!(s, 403, "{body}");
+    b.kill();
+    c.kill();
+}
+
+/// SIGKILL of a node that writes an operator's log, under load through every node: another
+/// node takes that log over (its lease, then its state from the store) within 5 s, with the
+/// first request for it; every request retried with its Idempotency-Key gets its first answer
+/// or executes once; the other operator's log, written by a node that lives, goes on.
+#[test]
+fn a_node_killed_under_load_its_operators_log_is_taken_over_within_5_s_postgres() {
+    let storage = Storage::new(Backend::Postgres);
+    let a = op_node(&storage);
+    let names = ["op1", "op2"];
+    let ops: Vec<String> = names
+        .iter()
+        .map(|o| a.create_key(ADMIN_KEY, "operator", Some(o)))
+        .collect();
+    let auditor = a.create_key(ADMIN_KEY, "auditor", None);
+    let mut b = op_node(&storage);
+    let mut c = op_node(&storage);
+    b.skip_state_check();
+    c.skip_state_check();
+    // op1's log on b, op2's on c.
+    for (i, n) in [&b, &c].into_iter().enumerate() {
+        knows_key(n, &ops[i]);
+        open_tables(n, &ops[i], 2);
+        assert_eq!(
+            op_lease(&storage, names[i]).map(|l| l.0),
+            Some(n.base.clone())
+        );
+    }
+    let bases = vec![a.base.clone(), b.base.clone(), c.base.clone()];
+    let stop = Arc::new(AtomicBool::new(false));
+    let tables = vec!["t0".to_string(), "t1".to_string()];
+    let handles: Vec<_> = ops
+        .iter()
+        .map(|op| play_at_every_table(&bases, op, &tables, 10_000, &stop))
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let killed_at = Instant::now();
+    b.kill(); // SIGKILL: no chance to answer, flush or give the lease back.
+    let took = loop {
+        if let Some((at, 2)) = op_lease(&storage, names[0]) {
+            assert!(at == a.base || at == c.base, "taken by {at}");
+            break killed_at.elapsed();
+        }
+        assert!(
+            killed_at.elapsed() < Duration::from_secs(10),
+            "no node took op1's log over within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    eprintln!("nodes: op1's log was taken over {took:?} after the SIGKILL");
+    assert!(took <= Duration::from_secs(5), "takeover took {took:?}");
+    std::thread::sleep(Duration::from_millis(2000));
+    stop.store(true, Ordering::SeqCst);
+    let played: Vec<Vec<Played>> = handles.into_iter().map(joined).collect();
+    let after_kill = played
+        .iter()
+        .flatten()
+        .flat_map(|p| &p.answered_at)
+        .filter(|t| **t > killed_at)
+        .count();
+    eprintln!("nodes: {after_kill} requests answered after the kill");
+    assert!(after_kill > 0, "requests were answered after the kill");
+    for (i, p) in played.iter().enumerate() {
+        check_played_sized(&a, &ops[i], p, &|| op_log_size(&storage, names[i]));
+        crate::replay::export_at_verifies_and_replays(
+            &a,
+            &auditor,
+            &format!("/v1/audit/export?log={}", names[i]),
+        );
+    }
+    assert_eq!(
+        op_lease(&storage, names[1]).map(|l| (l.0, l.1)),
+        Some((c.base.clone(), 1)),
+        "op2's log stayed where it was"
+    );
+    c.kill();
+}
+
+/// SIGKILL of the node that writes the service's log (API keys, approvals): a node that
+/// writes operators' logs takes it over within 5 s and goes on writing its operators' logs;
+/// keys are made again, through any node, and the operators play on.
+#[test]
+fn the_services_log_is_taken_over_by_a_node_of_operators_logs_postgres() {
+    let storage = Storage::new(Backend::Postgres);
+    let mut a = op_node(&storage);
+    let op1 = a.create_key(ADMIN_KEY, "operator", Some("op1"));
+    let mut b = op_node(&storage);
+    let mut c = op_node(&storage);
+    a.skip_state_check();
+    b.skip_state_check();
+    c.skip_state_check();
+    knows_key(&b, &op1);
+    open_tables(&b, &op1, 1);
+    assert_eq!(op_lease(&storage, "op1").map(|l| l.0), Some(b.base.clone()));
+    let bases = vec![b.base.clone(), c.base.clone()];
+    let never = AtomicBool::new(false);
+    let mut played = vec![play(&bases, &op1, "t0", 1, &never)];
+
+    let killed_at = Instant::now();
+    a.kill();
+    let writer = loop {
+        if let Some(n) = [&b, &c]
+            .into_iter()
+            .find(|n| n.metric("pitboss_node_writer") == 1)
+        {
+            break n;
+        }
+        assert!(
+            killed_at.elapsed() < Duration::from_secs(10),
+            "no node took the service's log over within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = killed_at.elapsed();
+    eprintln!(
+        "nodes: {} took the service's log over after {took:?}",
+        writer.base
+    );
+    assert!(took <= Duration::from_secs(5), "takeover took {took:?}");
+    assert_eq!(
+        lease_token(&storage),
+        2,
+        "exactly one takeover of the service's log"
+    );
+    // op1's log is where it was, and plays on through both nodes.
+    played.push(play(&bases, &op1, "t0", 2, &never));
+    assert_eq!(op_lease(&storage, "op1"), Some((b.base.clone(), 1)));
+    // A key made through either node (passed to the new writer of the service's log) works.
+    let other = if std::ptr::eq(writer, &b) { &c } else { &b };
+    let op2 = other.create_key(ADMIN_KEY, "operator", Some("op2"));
+    knows_key(other, &op2);
+    open_tables(other, &op2, 1);
+    check_played_sized(&c, &op1, &played, &|| op_log_size(&storage, "op1"));
+    b.kill();
+    c.kill();
+}
+
+/// One approval gates every node's operators' logs (`--require-approval`): the regulator's
+/// approval and withdrawal, sent through nodes that do not write the service's log, are
+/// logged there, and the next table or round opened on the node that writes the operator's
+/// log (reached through a third node) is decided by them at once (that node brings the
+/// service's state it follows up to what was committed before it decides).
+#[test]
+fn an_approval_through_any_node_gates_the_operators_log_on_every_node_postgres() {
+    let storage = Storage::new(Backend::Postgres);
+    let approval = [("PITBOSS_REQUIRE_APPROVAL", "true")];
+    let a = op_node_with(&storage, &approval);
+    let op = a.create_key(ADMIN_KEY, "operator", Some("op1"));
+    let regulator = a.create_key(ADMIN_KEY, "regulator", None);
+    let mut b = op_node_with(&storage, &approval);
+    let mut c = op_node_with(&storage, &approval);
+    b.skip_state_check();
+    c.skip_state_check();
+    knows_key(&b, &op);
+    let plan = "synot-roulette@1";
+    let open = |n: &TestServer, table: &str| {
+        n.post(
+            &op,
+            "/v1/tables",
+            json!({"table": table, "plan": plan, "mode": "rng"}),
+        )
+    };
+    let (s, body) = open(&b, "t0");
+    assert_eq!(
+        (s, body["code"].as_str()),
+        (409, Some("plan_not_approved")),
+        "{body}"
+    );
+    assert_eq!(op_lease(&storage, "op1").map(|l| l.0), Some(b.base.clone()));
+    let (s, _, p) = c.get(&format!("/v1/plans/{plan}"));
+    assert_eq!(s, 200, "{p}");
+    for round in 0..3 {
+        let reference = format!("MF-2026/{round}");
+        let (s, body) = c.post(
+            &regulator,
+            "/v1/plan-approvals",
+            json!({"plan": plan, "sha256": p["sha256"], "reference": reference,
+                   "valid_from": "2026-01-01T00:00:00Z"}),
+        );
+        assert_eq!(s, 201, "{body}");
+        // At once, through a third node, to the node that writes op1's log.
+        let table = format!("t{round}");
+        let (s, body) = open(&a, &table);
+        assert_eq!(s, 201, "opened at once after the approval: {body}");
+        let (s, body) = c.post(&op, &format!("/v1/tables/{table}/rounds"), json!({}));
+        assert_eq!(s, 201, "{body}");
+        let (s, body) = b.post(
+            &regulator,
+            "/v1/plan-approvals/withdrawals",
+            json!({"reference": reference, "reason": "licence amended"}),
+        );
+        assert_eq!(s, 200, "{body}");
+        let (s, body) = a.post(&op, &format!("/v1/tables/{table}/rounds"), json!({}));
+        assert_eq!(
+            (s, body["code"].as_str()),
+            (409, Some("plan_not_approved")),
+            "refused at once after the withdrawal: {body}"
+        );
+    }
+    b.kill();
+    c.kill();
 }

@@ -1,0 +1,247 @@
+//! The service's log followed, not written (issue 17: several nodes with a log per operator).
+//!
+//! With `--log-per-operator` and `--node-url`, one node holds the service log's lease and
+//! writes it (plans loaded, API keys, approvals); every node writes the operators' logs whose
+//! leases it holds. A node that does not write the service's log still needs what it decides:
+//! an operator's writer refuses a table or a round on a plan version the regulator has not
+//! approved, or has withdrawn, by the service log's state. [`Service::follow`] builds that
+//! state from the store as a start does (the latest snapshot, then the entries after it) and
+//! keeps it current: a thread reads the entries the writer commits, every [`POLL`], and applies
+//! them. An approval or a withdrawal is seen on every node within that.
+//!
+//! A followed service writes nothing: its commands are answered `503` (the HTTP layer sends
+//! every request for the service's log to the node that writes it before it gets here).
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
+
+use diesel::prelude::*;
+use pitboss_audit::log::{Appender, LogState};
+
+use super::{
+    apply_logged, restore_snapshot, signs_the_log, Metrics, Service, StartError, StartOptions,
+    SUBMIT_DEADLINE,
+};
+use crate::plan::PlanSet;
+use crate::round::State;
+use crate::store::schema::{audit_entries, log_state};
+use crate::store::{self, DatabaseUrl, DbConnection, StoreError};
+
+/// How often a followed log reads what was committed since.
+pub const POLL: Duration = Duration::from_millis(200);
+
+/// Entries read per query.
+const PAGE: i64 = 10_000;
+
+impl Service {
+    /// The log at `url` as its writer last committed it, followed (see the module's comment).
+    /// Refused until a node has written the log once (it has no state to follow yet), and when
+    /// this node's signing key did not sign it (a node of another deployment).
+    pub fn follow(
+        url: DatabaseUrl,
+        plans: PlanSet,
+        key_path: &Path,
+        options: &StartOptions,
+    ) -> Result<Service, StartError> {
+        store::migrate(&url)?;
+        let key_err = |detail: String| StartError::Key {
+            path: key_path.to_path_buf(),
+            detail,
+        };
+        let key = crate::keyfile::load_or_create(key_path).map_err(|e| key_err(e.detail))?;
+        let mut conn = store::connect(&url)?;
+        signs_the_log(&mut conn, key_path, &key).map_err(key_err)?;
+        let stored: Option<String> = log_state::table
+            .filter(log_state::id.eq(1))
+            .select(log_state::state)
+            .first(&mut conn)
+            .optional()
+            .map_err(StoreError::from)?;
+        let Some(stored) = stored else {
+            return Err(StartError::Replay(
+                "the service's log has not been written yet: the node that takes its lease \
+                 writes it first"
+                    .into(),
+            ));
+        };
+        let st: LogState = serde_json::from_str(&stored)
+            .map_err(|e| StartError::Replay(format!("log state: {e}")))?;
+        let origin = st.origin.clone();
+        let appender = Appender::from_state(st).map_err(|e| StartError::Replay(e.to_string()))?;
+        let (mut state, covers) =
+            restore_snapshot(&mut conn, &plans, appender.size())?.unwrap_or((State::default(), 0));
+        let mut last = covers as i64 - 1;
+        loop {
+            let rows = committed_after(&mut conn, last)?;
+            if rows.is_empty() {
+                break;
+            }
+            for (seq, canonical) in rows {
+                apply_logged(&mut state, &plans, seq, &canonical, |_, _| {})?;
+                last = seq;
+            }
+        }
+        let public_key_pem = pitboss_audit::note::public_key_to_pem(&key.verifying_key())
+            .map_err(|e| key_err(e.to_string()))?;
+        let metrics = Arc::new(Metrics {
+            throttled: options.throttled.clone(),
+            ..Metrics::default()
+        });
+        metrics
+            .log_entries
+            .store(u64::try_from(last + 1).unwrap_or(0), Ordering::Relaxed);
+        let witnesses =
+            super::witnessing::Witnesses::parse(&options.witnesses).map_err(StartError::Origin)?;
+        let state = Arc::new(RwLock::new(state));
+        let plans = Arc::new(plans);
+        let cursor = Arc::new(Cursor {
+            url: url.clone(),
+            plans: plans.clone(),
+            state: Arc::downgrade(&state),
+            metrics: Arc::downgrade(&metrics),
+            at: Mutex::new((last, Some(conn))),
+        });
+        {
+            let cursor = Arc::downgrade(&cursor);
+            std::thread::Builder::new()
+                .name("pitboss-follower".into())
+                .spawn(move || loop {
+                    std::thread::sleep(POLL);
+                    let Some(c) = cursor.upgrade() else { return };
+                    if let Err(e) = c.catch_up() {
+                        tracing::warn!(error = %e, "following the service's log");
+                    }
+                })?;
+        }
+        // No writer: a command sent here is answered `503` at once.
+        let (tx, _) = mpsc::sync_channel(1);
+        Ok(Service {
+            tx,
+            state,
+            pool: store::lazy_read_pool(&url, 2),
+            plans,
+            metrics,
+            origin,
+            public_key_pem: Arc::new(RwLock::new(public_key_pem)),
+            key_validity: Arc::new(RwLock::new(appender.keys().validity())),
+            database: url,
+            submit_deadline: options.submit_deadline.unwrap_or(SUBMIT_DEADLINE),
+            require_approval: options.regulator.require_approval,
+            witnesses,
+            followed: Some(cursor),
+        })
+    }
+}
+
+/// Where a followed log's state stands in the log, and the connection it reads on.
+pub struct Cursor {
+    url: DatabaseUrl,
+    plans: Arc<PlanSet>,
+    state: Weak<RwLock<State>>,
+    metrics: Weak<Metrics>,
+    /// The last entry applied, and the connection (none after a failed read).
+    at: Mutex<(i64, Option<DbConnection>)>,
+}
+
+impl Cursor {
+    /// Applies what the writer committed since the last call (one read; at most [`PAGE`]
+    /// entries, the rest at the next). An entry that does not apply is an error every later
+    /// call repeats: the state stays at the entry before it.
+    pub fn catch_up(&self) -> Result<(), String> {
+        let Some(state) = self.state.upgrade() else {
+            return Ok(());
+        };
+        let mut at = self.at.lock().expect("cursor lock");
+        let (last, conn) = &mut *at;
+        let c = match conn.as_mut() {
+            Some(c) => c,
+            None => conn.insert(store::connect(&self.url).map_err(|e| e.to_string())?),
+        };
+        let rows = match committed_after(c, *last) {
+            Ok(rows) => rows,
+            Err(e) => {
+                *conn = None;
+                return Err(e.to_string());
+            }
+        };
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut s = state.write().expect("state lock");
+        for (seq, canonical) in rows {
+            apply_logged(&mut s, &self.plans, seq, &canonical, |_, _| {})
+                .map_err(|e| e.to_string())?;
+            *last = seq;
+        }
+        drop(s);
+        if let Some(m) = self.metrics.upgrade() {
+            m.log_entries
+                .store(u64::try_from(*last + 1).unwrap_or(0), Ordering::Relaxed);
+        }
+        Ok(())
+    }
+}
+
+/// Where an operator's writer reads approvals of plan versions: the service log's state, in
+/// this process (the node writes the service's log), or followed from the store (another node
+/// writes it), then brought up to what was committed before each decision that needs it, so an
+/// approval or a withdrawal acknowledged on any node is seen by the next table or round
+/// opened on every node.
+#[derive(Clone)]
+pub struct Approvals {
+    pub state: Arc<RwLock<State>>,
+    pub cursor: Option<Arc<Cursor>>,
+}
+
+impl Approvals {
+    /// The service's log's state, current as of now.
+    pub fn current(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        if let Some(c) = &self.cursor {
+            if let Err(e) = c.catch_up() {
+                // Decided on the state as last followed (≤ [`POLL`] old while the store
+                // answers; the operator's own writer cannot commit while it does not).
+                tracing::warn!(error = %e, "approvals: following the service's log");
+            }
+        }
+        self.state.read().expect("state lock")
+    }
+
+    /// The approvals of a service whose log this process writes or follows.
+    pub fn of(service: &Service) -> Approvals {
+        Approvals {
+            state: service.state.clone(),
+            cursor: service.followed.clone(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Approvals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Approvals")
+            .field("followed", &self.cursor.is_some())
+            .finish()
+    }
+}
+
+/// Up to [`PAGE`] committed entries after `last`, in order.
+fn committed_after(conn: &mut DbConnection, last: i64) -> Result<Vec<(i64, Vec<u8>)>, StoreError> {
+    let rows: Vec<(i64, Vec<u8>)> = audit_entries::table
+        .filter(audit_entries::seq.gt(last))
+        .order(audit_entries::seq.asc())
+        .select((audit_entries::seq, audit_entries::canonical))
+        .limit(PAGE)
+        .load(conn)?;
+    // The committer commits in order, so what is visible is a prefix of the log; stop at a
+    // gap all the same (the next read starts there again).
+    let mut next = last + 1;
+    Ok(rows
+        .into_iter()
+        .take_while(|(seq, _)| {
+            let ok = *seq == next;
+            next += 1;
+            ok
+        })
+        .collect())
+}
