@@ -542,11 +542,6 @@ pub async fn metrics(
         .is_some_and(|v| v.contains("application/openmetrics-text"));
     // 002 § 9(1): winnings not confirmed paid, and those past their due time (read from the
     // store; left out when it cannot be read now).
-    let pools: Vec<_> = state
-        .every_log()
-        .into_iter()
-        .map(|(_, l)| l.pool.clone())
-        .collect();
     let now = chrono::Utc::now();
     // A standby answers 0 (`api::standby`).
     let mut gauges = vec![
@@ -563,19 +558,30 @@ pub async fn metrics(
             i64::try_from(reads.committed()).unwrap_or(i64::MAX),
         ),
     ];
-    if let Ok(Ok((outstanding, overdue))) = web::block(move || {
-        let mut sums = (0, 0);
-        for pool in pools {
-            let mut conn = pool
-                .get()
-                .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
-            let (o, d) = crate::service::payouts::counts(&mut conn, now)?;
-            sums = (sums.0 + o, sums.1 + d);
+    // Read from the store for the whole deployment: with several nodes, reported by the node
+    // that writes the service's log only (a sum over nodes would count them again).
+    let every = state.clone();
+    let reports = state.router.as_ref().is_none_or(|r| r.home);
+    let sums = async move {
+        if !reports {
+            return None;
         }
-        Ok::<_, crate::store::StoreError>(sums)
-    })
-    .await
-    {
+        web::block(move || {
+            let mut sums = (0, 0);
+            for pool in every.every_pool()? {
+                let mut conn = pool
+                    .get()
+                    .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
+                let (o, d) = crate::service::payouts::counts(&mut conn, now)?;
+                sums = (sums.0 + o, sums.1 + d);
+            }
+            Ok::<_, crate::store::StoreError>(sums)
+        })
+        .await
+        .ok()?
+        .ok()
+    };
+    if let Some((outstanding, overdue)) = sums.await {
         gauges.push((
             "pitboss_payouts_outstanding",
             "Winnings owed by settlements and not confirmed paid",

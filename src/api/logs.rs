@@ -70,6 +70,22 @@ impl AppState {
         all
     }
 
+    /// A read pool on every log, the service's first: with several nodes, also on the
+    /// operators' logs other nodes write (read from the store). Blocks: call it off the async
+    /// workers.
+    pub fn every_pool(&self) -> Result<Vec<crate::store::ReadPool>, crate::store::StoreError> {
+        let mut all = vec![self.service.pool.clone()];
+        if let Some(logs) = &self.logs {
+            let mut conn = self
+                .service
+                .pool
+                .get()
+                .map_err(|e| crate::store::StoreError::Pool(e.to_string()))?;
+            all.extend(logs.every_pool(&mut conn)?.into_iter().map(|(_, p)| p));
+        }
+        Ok(all)
+    }
+
     /// The log that holds a table, round or bet id as the log names it: an id scoped to an
     /// operator whose log exists is in that log; every other id (ids logged before they were
     /// scoped, or by a deployment of one log) is in the service's.

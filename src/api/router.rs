@@ -8,9 +8,11 @@
 //!
 //! - the request's log is the one `?log=` names; else the operator an id is scoped to
 //!   (`/v1/tables/opA:t1`, `/v1/rounds/opA:t1.3`); else the caller's operator (an operator's
-//!   key); else the service's (an admin's, a regulator's or an auditor's request, the
-//!   console's pages, and a key this node does not know yet: the node that writes the service's
-//!   log knows every key the moment it is made). A request with no key is answered here;
+//!   key; a key this node does not know is looked for in the store first, so a key made a
+//!   moment ago through another node places its operator's log where its first request
+//!   arrives); else the service's (an admin's, a regulator's or an auditor's request, the
+//!   console's pages, a key the store does not hold: the node that writes the service's log
+//!   answers `401`). A request with no key is answered here;
 //! - a log this node writes is answered here; a log another live node writes is passed to it
 //!   as received ([`super::standby::pass_to`]), its answer passed back with
 //!   `Pitboss-Writer: <its address>`;
@@ -46,6 +48,9 @@ use crate::store::{self, DatabaseUrl, DbConnection};
 /// How long a log's lease, as read, is believed before it is read again.
 pub const HOLDER_TTL: Duration = Duration::from_millis(200);
 
+/// How often at most a node reads the API keys again for a key it does not know.
+pub const KEYS_AGAIN: Duration = Duration::from_millis(100);
+
 /// `pitboss_node_forwarded_total{outcome}`.
 pub type Forwarded = Family<[(&'static str, &'static str); 1], Counter>;
 
@@ -64,6 +69,9 @@ pub struct Router {
     conn: Mutex<Option<DbConnection>>,
     /// Each log's lease as last read, and when (one entry per log: bounded by the operators).
     holders: Mutex<HashMap<String, (Instant, Option<Holder>)>>,
+    /// When the keys were last read for a key this node did not know (held while they are
+    /// read: a second request with a new key waits for that read instead of passing on).
+    keys_read: tokio::sync::Mutex<Option<Instant>>,
     /// Requests passed to another node, by outcome: `answered`, `unreachable` (not sent:
     /// nothing recorded), `unknown` (sent, no answer), `refused` (no node writes the
     /// service's log now).
@@ -77,6 +85,9 @@ enum Target {
     Here,
     Service,
     Operator(String),
+    /// A key this node has not read (yet): made a moment ago on the node that writes the
+    /// service's log, or no key at all.
+    UnknownKey,
 }
 
 impl Router {
@@ -89,6 +100,7 @@ impl Router {
             deadline: crate::service::SUBMIT_DEADLINE + Duration::from_secs(5),
             conn: Mutex::new(None),
             holders: Mutex::new(HashMap::new()),
+            keys_read: tokio::sync::Mutex::new(None),
             forwarded: Forwarded::default(),
         }
     }
@@ -104,7 +116,28 @@ impl Router {
             deadline: self.deadline,
             conn: Mutex::new(None),
             holders: Mutex::new(HashMap::new()),
+            keys_read: tokio::sync::Mutex::new(None),
             forwarded: self.forwarded.clone(),
+        }
+    }
+
+    /// Reads the API keys again from the store, unless they were read less than
+    /// [`KEYS_AGAIN`] ago (a flood of unknown keys costs a read per interval, not per
+    /// request).
+    async fn read_keys(&self, state: &web::Data<AppState>) {
+        let mut last = self.keys_read.lock().await;
+        if last.is_some_and(|t| t.elapsed() < KEYS_AGAIN) {
+            return;
+        }
+        *last = Some(Instant::now());
+        let (state, url) = (state.clone(), self.url.clone());
+        let read = web::block(move || {
+            let mut conn = store::connect(&url).map_err(|e| e.to_string())?;
+            state.keys.refresh(&mut conn).map_err(|e| e.to_string())
+        })
+        .await;
+        if let Ok(Err(e)) = read {
+            tracing::warn!(error = %e, "cannot read the API keys");
         }
     }
 
@@ -212,10 +245,8 @@ fn target(state: &AppState, req: &ServiceRequest) -> Target {
         (Some(_), Some(f)) if f.role == Role::Operator => {
             f.operator.map_or(Target::Service, Target::Operator)
         }
-        // An admin's, a regulator's or an auditor's request, or a key this node does not
-        // know (yet: it reads new keys every second; the service log's writer knows them at
-        // once).
-        (Some(_), _) => Target::Service,
+        (Some(_), Some(_)) => Target::Service,
+        (Some(_), None) => Target::UnknownKey,
     }
 }
 
@@ -230,8 +261,20 @@ pub async fn route(
     let Some(router) = state.router.clone() else {
         return next.call(req).await.map(|r| r.map_into_boxed_body());
     };
-    let log = match target(&state, &req) {
-        Target::Here => None,
+    let mut to = target(&state, &req);
+    if to == Target::UnknownKey {
+        // A key made a moment ago on another node: the keys are read again (at most every
+        // [`KEYS_AGAIN`]), so its operator's first request places the log here, where it
+        // arrived.
+        router.read_keys(&state).await;
+        to = match target(&state, &req) {
+            // Still unknown here: the node that writes the service's log answers it.
+            Target::UnknownKey => Target::Service,
+            known => known,
+        };
+    }
+    let log = match to {
+        Target::Here | Target::UnknownKey => None,
         Target::Service if router.home => None,
         Target::Service => Some(SERVICE_LOG.to_owned()),
         Target::Operator(op) => match &state.logs {

@@ -22,7 +22,7 @@ use diesel::prelude::*;
 
 use super::{Service, StartError, StartOptions};
 use crate::plan::PlanSet;
-use crate::store::{self, schema::operator_logs, DatabaseUrl, StoreError};
+use crate::store::{self, schema::operator_logs, DatabaseUrl, ReadPool, StoreError};
 
 /// The origin of an operator's log: the service's, then `/operator/<operator>`.
 pub fn origin_of(service_origin: &str, operator: &str) -> String {
@@ -39,6 +39,9 @@ pub struct OperatorLogs {
     open: RwLock<BTreeMap<String, Arc<Service>>>,
     /// One log is made at a time (its store is migrated, its writer started).
     making: Mutex<()>,
+    /// Read pools on the logs another node writes (several nodes), made on first use and kept
+    /// (one per operator's log, holding no idle connection).
+    elsewhere: Mutex<BTreeMap<String, ReadPool>>,
 }
 
 /// A log recorded in the service's store.
@@ -97,6 +100,7 @@ impl OperatorLogs {
             options,
             open: RwLock::new(BTreeMap::new()),
             making: Mutex::new(()),
+            elsewhere: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -155,6 +159,31 @@ impl OperatorLogs {
             .insert(operator.to_owned(), service.clone());
         tracing::info!(operator, origin = %service.origin, "writes the operator's log");
         Ok(service)
+    }
+
+    /// A read pool on every operator's log recorded in the service's store (read on `conn`):
+    /// an open log's own, and for a log another node writes (several nodes), one made here.
+    /// Blocks: call it off the async workers.
+    pub fn every_pool(
+        &self,
+        conn: &mut store::DbConnection,
+    ) -> Result<Vec<(String, ReadPool)>, StoreError> {
+        let mut elsewhere = self.elsewhere.lock().expect("logs lock");
+        Ok(recorded(conn)?
+            .into_iter()
+            .map(|r| {
+                let pool = match self.get(&r.operator) {
+                    Some(s) => s.pool.clone(),
+                    None => elsewhere
+                        .entry(r.operator.clone())
+                        .or_insert_with(|| {
+                            store::lazy_read_pool(&self.url.for_log(&r.namespace), 2)
+                        })
+                        .clone(),
+                };
+                (r.operator, pool)
+            })
+            .collect())
     }
 
     /// Every open operator's log, by operator.
