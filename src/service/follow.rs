@@ -21,7 +21,7 @@ use diesel::prelude::*;
 use pitboss_audit::log::{Appender, LogState};
 
 use super::{
-    apply_logged, restore_snapshot, signs_the_log, Metrics, Service, StartError, StartOptions,
+    apply_logged, open_with_key, restore_snapshot, Metrics, Service, StartError, StartOptions,
     SUBMIT_DEADLINE,
 };
 use crate::plan::PlanSet;
@@ -45,14 +45,7 @@ impl Service {
         key_path: &Path,
         options: &StartOptions,
     ) -> Result<Service, StartError> {
-        store::migrate(&url)?;
-        let key_err = |detail: String| StartError::Key {
-            path: key_path.to_path_buf(),
-            detail,
-        };
-        let key = crate::keyfile::load_or_create(key_path).map_err(|e| key_err(e.detail))?;
-        let mut conn = store::connect(&url)?;
-        signs_the_log(&mut conn, key_path, &key).map_err(key_err)?;
+        let (key, mut conn) = open_with_key(&url, key_path)?;
         let stored: Option<String> = log_state::table
             .filter(log_state::id.eq(1))
             .select(log_state::state)
@@ -83,8 +76,13 @@ impl Service {
                 last = seq;
             }
         }
-        let public_key_pem = pitboss_audit::note::public_key_to_pem(&key.verifying_key())
-            .map_err(|e| key_err(e.to_string()))?;
+        let public_key_pem =
+            pitboss_audit::note::public_key_to_pem(&key.verifying_key()).map_err(|e| {
+                StartError::Key {
+                    path: key_path.to_path_buf(),
+                    detail: e.to_string(),
+                }
+            })?;
         let metrics = Arc::new(Metrics {
             throttled: options.throttled.clone(),
             ..Metrics::default()

@@ -578,6 +578,24 @@ pub(crate) fn latest_note(conn: &mut DbConnection) -> QueryResult<Option<String>
 /// one, a standby given the wrong file) would otherwise sign the log's next checkpoints with
 /// it, which no auditor holding the log's key accepts. A log with no checkpoint yet takes any
 /// key.
+/// The log's store, migrated and connected, and this node's signing key, checked to be the
+/// one that signed the log's latest checkpoint (a node of another deployment, or one started
+/// on a fresh data directory, would sign what no auditor of this log accepts).
+fn open_with_key(
+    url: &DatabaseUrl,
+    key_path: &Path,
+) -> Result<(ed25519_dalek::SigningKey, DbConnection), StartError> {
+    store::migrate(url)?;
+    let key_err = |detail: String| StartError::Key {
+        path: key_path.to_path_buf(),
+        detail,
+    };
+    let key = crate::keyfile::load_or_create(key_path).map_err(|e| key_err(e.detail))?;
+    let mut conn = store::connect(url)?;
+    signs_the_log(&mut conn, key_path, &key).map_err(key_err)?;
+    Ok((key, conn))
+}
+
 fn signs_the_log(
     conn: &mut DbConnection,
     key_path: &Path,
@@ -699,15 +717,12 @@ impl Service {
         origin: Option<&str>,
         options: StartOptions,
     ) -> Result<Service, StartError> {
-        store::migrate(&url)?;
         let key_err = |detail: String| StartError::Key {
             path: key_path.to_path_buf(),
             detail,
         };
-        let key = crate::keyfile::load_or_create(key_path).map_err(|e| key_err(e.detail))?;
-        let mut conn = store::connect(&url)?;
         // Before the lease: a node (or a standby) with another key must not write this log.
-        signs_the_log(&mut conn, key_path, &key).map_err(key_err)?;
+        let (key, mut conn) = open_with_key(&url, key_path)?;
         let guard = store::lease::acquire(&url, &mut conn).map_err(StartError::Locked)?;
         // Until the writer runs and renews it, the lease is renewed aside: a start may last
         // longer than the lease, and a standby would take the log over meanwhile.

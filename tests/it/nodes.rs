@@ -886,6 +886,25 @@ fn op_node_with(storage: &Storage, more: &[(&str, &str)]) -> TestServer {
     TestServer::spawn(&crate::source::rng_plans_dir(), storage, &env)
 }
 
+/// Three nodes with a log per operator, an operator's key for each of `names` and an
+/// auditor's made through the first (the end-of-test check of the store left to it).
+fn op_nodes(
+    storage: &Storage,
+    names: &[&str],
+) -> (TestServer, TestServer, TestServer, Vec<String>, String) {
+    let a = op_node(storage);
+    let ops = names
+        .iter()
+        .map(|o| a.create_key(ADMIN_KEY, "operator", Some(o)))
+        .collect();
+    let auditor = a.create_key(ADMIN_KEY, "auditor", None);
+    let mut b = op_node(storage);
+    let mut c = op_node(storage);
+    b.skip_state_check();
+    c.skip_state_check();
+    (a, b, c, ops, auditor)
+}
+
 /// The lease of `operator`'s log as stored: the address of the node that holds it, and its
 /// fencing token (how many times a node took it).
 fn op_lease(storage: &Storage, operator: &str) -> Option<(String, i64)> {
@@ -938,17 +957,8 @@ fn op_log_size(storage: &Storage, operator: &str) -> u64 {
 #[test]
 fn three_nodes_write_three_operators_logs_postgres() {
     let storage = Storage::new(Backend::Postgres);
-    let a = op_node(&storage);
     let names = ["op1", "op2", "op3"];
-    let ops: Vec<String> = names
-        .iter()
-        .map(|o| a.create_key(ADMIN_KEY, "operator", Some(o)))
-        .collect();
-    let auditor = a.create_key(ADMIN_KEY, "auditor", None);
-    let mut b = op_node(&storage);
-    let mut c = op_node(&storage);
-    b.skip_state_check();
-    c.skip_state_check();
+    let (a, mut b, mut c, ops, auditor) = op_nodes(&storage, &names);
     let nodes = [&a, &b, &c];
     assert_eq!(
         a.metric("pitboss_node_writer"),
@@ -1085,17 +1095,8 @@ fn three_nodes_write_three_operators_logs_postgres() {
 #[test]
 fn a_node_killed_under_load_its_operators_log_is_taken_over_within_5_s_postgres() {
     let storage = Storage::new(Backend::Postgres);
-    let a = op_node(&storage);
     let names = ["op1", "op2"];
-    let ops: Vec<String> = names
-        .iter()
-        .map(|o| a.create_key(ADMIN_KEY, "operator", Some(o)))
-        .collect();
-    let auditor = a.create_key(ADMIN_KEY, "auditor", None);
-    let mut b = op_node(&storage);
-    let mut c = op_node(&storage);
-    b.skip_state_check();
-    c.skip_state_check();
+    let (a, mut b, mut c, ops, auditor) = op_nodes(&storage, &names);
     // op1's log on b, op2's on c.
     for (i, n) in [&b, &c].into_iter().enumerate() {
         open_tables(n, &ops[i], 2);
@@ -1176,10 +1177,16 @@ fn the_services_log_is_taken_over_by_a_node_of_operators_logs_postgres() {
     let killed_at = Instant::now();
     a.kill();
     let writer = loop {
-        if let Some(n) = [&b, &c]
-            .into_iter()
-            .find(|n| n.metric("pitboss_node_writer") == 1)
-        {
+        // A node answers nothing for a moment while its server hands the socket over.
+        let writes = |n: &TestServer| {
+            agent()
+                .get(&n.url("/metrics"))
+                .call()
+                .ok()
+                .and_then(|mut r| r.body_mut().read_to_string().ok())
+                .is_some_and(|t| t.lines().any(|l| l == "pitboss_node_writer 1"))
+        };
+        if let Some(n) = [&b, &c].into_iter().find(|n| writes(n)) {
             break n;
         }
         assert!(
