@@ -67,7 +67,8 @@ pub struct Router {
     /// How long a request passed on may take.
     pub deadline: Duration,
     conn: Mutex<Option<DbConnection>>,
-    /// Each log's lease as last read, and when (one entry per log: bounded by the operators).
+    /// Each log's lease as last read, and when (only logs with a lease: bounded by the
+    /// operators' logs made).
     holders: Mutex<HashMap<String, (Instant, Option<Holder>)>>,
     /// When the keys were last read for a key this node did not know (held while they are
     /// read: a second request with a new key waits for that read instead of passing on).
@@ -157,10 +158,14 @@ impl Router {
         let read = web::block(move || me.read_holder(&name)).await;
         match read {
             Ok(Ok(h)) => {
-                self.holders
-                    .lock()
-                    .expect("holders lock")
-                    .insert(log.to_owned(), (Instant::now(), h.clone()));
+                // Only logs that have a lease are kept: their number is bounded by the
+                // operators, where `?log=` may name anything.
+                if h.is_some() {
+                    self.holders
+                        .lock()
+                        .expect("holders lock")
+                        .insert(log.to_owned(), (Instant::now(), h.clone()));
+                }
                 h
             }
             Ok(Err(e)) => {
