@@ -92,13 +92,20 @@ enum Target {
 }
 
 impl Router {
-    pub fn new(me: &str, node_token: &str, url: &DatabaseUrl, home: bool) -> Router {
+    /// `deadline`: how long a request passed on may take ([`super::startup::ServeConfig::pass_deadline`]).
+    pub fn new(
+        me: &str,
+        node_token: &str,
+        url: &DatabaseUrl,
+        home: bool,
+        deadline: Duration,
+    ) -> Router {
         Router {
             me: me.to_owned(),
             node_token: node_token.to_owned(),
             url: url.clone(),
             home,
-            deadline: crate::service::SUBMIT_DEADLINE + Duration::from_secs(5),
+            deadline,
             conn: Mutex::new(None),
             holders: Mutex::new(HashMap::new()),
             keys_read: tokio::sync::Mutex::new(None),
@@ -109,17 +116,9 @@ impl Router {
     /// The same router for a node that has just taken the service's log over (what it
     /// counted is kept).
     pub fn at_home(&self) -> Router {
-        Router {
-            me: self.me.clone(),
-            node_token: self.node_token.clone(),
-            url: self.url.clone(),
-            home: true,
-            deadline: self.deadline,
-            conn: Mutex::new(None),
-            holders: Mutex::new(HashMap::new()),
-            keys_read: tokio::sync::Mutex::new(None),
-            forwarded: self.forwarded.clone(),
-        }
+        let mut home = Router::new(&self.me, &self.node_token, &self.url, true, self.deadline);
+        home.forwarded = self.forwarded.clone();
+        home
     }
 
     /// Reads the API keys again from the store, unless they were read less than
@@ -178,10 +177,7 @@ impl Router {
 
     fn read_holder(&self, log: &str) -> Result<Option<Holder>, String> {
         let mut guard = self.conn.lock().expect("router connection lock");
-        let conn = match guard.as_mut() {
-            Some(c) => c,
-            None => guard.insert(store::connect(&self.url).map_err(|e| e.to_string())?),
-        };
+        let conn = store::connected(&self.url, &mut guard).map_err(|e| e.to_string())?;
         let read = if log == SERVICE_LOG {
             store::lease::peek(conn)
         } else {

@@ -161,10 +161,7 @@ pub async fn wait(
             let n = polls;
             polls = polls.wrapping_add(1);
             web::block(move || {
-                let open = match c.as_mut() {
-                    Some(open) => open,
-                    None => c.insert(store::connect(&url).map_err(|e| e.to_string())?),
-                };
+                let open = store::connected(&url, &mut c).map_err(|e| e.to_string())?;
                 let h = store::lease::peek(open).map_err(|e| e.to_string())?;
                 keep_gate(&gate, open, n);
                 Ok::<_, String>((c, h))
@@ -216,18 +213,36 @@ pub async fn wait(
 /// The standby's key ring read again (at once, then every [`KEYS_EVERY`] polls), the keys'
 /// last-used times written, the limits' idle buckets forgotten.
 fn keep_gate(gate: &super::auth::Gate, conn: &mut store::DbConnection, poll: u32) {
-    if poll.is_multiple_of(KEYS_EVERY) || !gate.loaded.load(Ordering::Acquire) {
-        match gate.keys.refresh(conn) {
-            Ok(()) => gate.loaded.store(true, Ordering::Release),
-            Err(e) => tracing::warn!(error = %e, "standby: cannot read the API keys"),
-        }
+    let first = !gate.loaded.load(Ordering::Acquire);
+    match keep_keys(&gate.keys, &gate.limits, conn, poll, first) {
+        Ok(()) => gate.loaded.store(true, Ordering::Release),
+        Err(e) => tracing::warn!(error = %e, "standby: cannot read the API keys"),
     }
+}
+
+/// What a node whose keys are made by another node does at its `poll`-th [`POLL`]: reads the
+/// key ring again every [`KEYS_EVERY`] polls (and when `read_now`), writes the keys' last-used
+/// times every [`LAST_USED_EVERY`], forgets the limits' idle buckets every [`LIMITS_EVERY`].
+/// Fails when the keys were to be read and could not be.
+pub fn keep_keys(
+    keys: &super::auth::KeyRing,
+    limits: &crate::limits::RequestLimits,
+    conn: &mut store::DbConnection,
+    poll: u32,
+    read_now: bool,
+) -> Result<(), crate::store::StoreError> {
+    let read = if read_now || poll.is_multiple_of(KEYS_EVERY) {
+        keys.refresh(conn)
+    } else {
+        Ok(())
+    };
     if poll % LAST_USED_EVERY == LAST_USED_EVERY - 1 {
-        let _ = gate.keys.store_last_used(conn);
+        let _ = keys.store_last_used(conn);
     }
     if poll.is_multiple_of(LIMITS_EVERY) {
-        gate.limits.housekeeping();
+        limits.housekeeping();
     }
+    read
 }
 
 /// A proof request with a tree size names a signed checkpoint, which the store holds: the

@@ -75,6 +75,16 @@ pub struct ServeConfig {
     pub log_per_operator: bool,
 }
 
+impl ServeConfig {
+    /// How long a request another node passes on may take: the writer's deadline, and 5 s
+    /// for the way there and back.
+    pub fn pass_deadline(&self) -> std::time::Duration {
+        self.write_deadline
+            .unwrap_or(crate::service::SUBMIT_DEADLINE)
+            + std::time::Duration::from_secs(5)
+    }
+}
+
 /// Largest request body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
 
@@ -374,8 +384,8 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                         match made {
                             Ok(f) => f,
                             // The service's log is being started by another node: again.
-                            Err(FollowError::NotYet(e)) => {
-                                tracing::info!(error = %e, "waiting for the service's log");
+                            Err(FollowError::NotYet) => {
+                                tracing::info!("waiting for the service's log to be written");
                                 actix_web::rt::time::sleep(super::standby::POLL).await;
                                 continue;
                             }
@@ -409,10 +419,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                     &url,
                     node_url.as_deref().unwrap_or_default(),
                     plan_count,
-                    config
-                        .write_deadline
-                        .unwrap_or(crate::service::SUBMIT_DEADLINE)
-                        + std::time::Duration::from_secs(5),
+                    config.pass_deadline(),
                     &local_reads,
                     standby.take(),
                 )
@@ -450,6 +457,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                     node_token.as_deref().unwrap_or_default(),
                     &url,
                     true,
+                    config.pass_deadline(),
                 ))),
                 _ => None,
             },
@@ -606,7 +614,7 @@ fn api_server(
 /// Why a node could not start following the service's log.
 enum FollowError {
     /// Not written yet (its first writer is starting): try again shortly.
-    NotYet(String),
+    NotYet,
     Failed(String),
 }
 
@@ -638,8 +646,8 @@ impl Follower {
         throttled: &Arc<crate::limits::ThrottleCounters>,
     ) -> Result<Follower, FollowError> {
         let followed = match Service::follow(url.clone(), plans.clone(), key_path, options) {
-            Ok(s) => s,
-            Err(crate::service::StartError::Replay(e)) => return Err(FollowError::NotYet(e)),
+            Ok(Some(s)) => s,
+            Ok(None) => return Err(FollowError::NotYet),
             Err(e) => return Err(FollowError::Failed(format!("the service's log: {e}"))),
         };
         let failed = |e: String| FollowError::Failed(e);
@@ -656,7 +664,13 @@ impl Follower {
             &followed.origin,
             log_options,
         ));
-        let router = Arc::new(super::router::Router::new(me, node_token, url, false));
+        let router = Arc::new(super::router::Router::new(
+            me,
+            node_token,
+            url,
+            false,
+            config.pass_deadline(),
+        ));
         // The console is served where the service's log is written (its sessions are
         // there): no returns to player are computed here.
         let console = crate::console::Console::start(
@@ -678,8 +692,8 @@ impl Follower {
             router: Some(router.clone()),
         });
         // The keys are made on the node that writes the service's log: read them again every
-        // second (a revoked key is refused here within it), and the limits' idle buckets
-        // forgotten; until this node's state is dropped.
+        // second (a revoked key is refused here within it), their last-used times written, the
+        // limits' idle buckets forgotten, as a standby does; until this node's state is dropped.
         {
             let weak = Arc::downgrade(&state.clone().into_inner());
             let url = url.clone();
@@ -687,26 +701,15 @@ impl Follower {
                 .name("pitboss-follow-keys".into())
                 .spawn(move || {
                     let mut conn: Option<store::DbConnection> = None;
-                    for n in 0u64.. {
-                        std::thread::sleep(std::time::Duration::from_secs(1));
+                    for poll in 0u32.. {
+                        std::thread::sleep(super::standby::POLL);
                         let Some(state) = weak.upgrade() else { return };
-                        let c = match conn.as_mut() {
-                            Some(c) => c,
-                            None => match store::connect(&url) {
-                                Ok(c) => conn.insert(c),
-                                Err(_) => continue,
-                            },
-                        };
-                        if let Err(e) = state.keys.refresh(c) {
+                        let kept = store::connected(&url, &mut conn).and_then(|c| {
+                            super::standby::keep_keys(&state.keys, &state.limits, c, poll, false)
+                        });
+                        if let Err(e) = kept {
                             tracing::warn!(error = %e, "cannot read the API keys");
                             conn = None;
-                            continue;
-                        }
-                        if n % 60 == 59 {
-                            let _ = state.keys.store_last_used(c);
-                        }
-                        if n % 10 == 9 {
-                            state.limits.housekeeping();
                         }
                     }
                 })
@@ -753,10 +756,7 @@ impl Follower {
             }
             let (url2, mut c) = (url.clone(), conn.take());
             let read = web::block(move || {
-                let open = match c.as_mut() {
-                    Some(open) => open,
-                    None => c.insert(store::connect(&url2).map_err(|e| e.to_string())?),
-                };
+                let open = store::connected(&url2, &mut c).map_err(|e| e.to_string())?;
                 let h = store::lease::peek(open).map_err(|e| e.to_string())?;
                 Ok::<_, String>((c, h))
             })

@@ -18,15 +18,15 @@ use std::sync::{mpsc, Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use diesel::prelude::*;
-use pitboss_audit::log::{Appender, LogState};
+use pitboss_audit::log::Appender;
 
 use super::{
-    apply_logged, open_with_key, restore_snapshot, Metrics, Service, StartError, StartOptions,
-    SUBMIT_DEADLINE,
+    apply_logged, open_with_key, restore_snapshot, stored_log_state, Metrics, Service, StartError,
+    StartOptions, SUBMIT_DEADLINE,
 };
 use crate::plan::PlanSet;
 use crate::round::State;
-use crate::store::schema::{audit_entries, log_state};
+use crate::store::schema::audit_entries;
 use crate::store::{self, DatabaseUrl, DbConnection, StoreError};
 
 /// How often a followed log reads what was committed since.
@@ -36,62 +36,27 @@ pub const POLL: Duration = Duration::from_millis(200);
 const PAGE: i64 = 10_000;
 
 impl Service {
-    /// The log at `url` as its writer last committed it, followed (see the module's comment).
-    /// Refused until a node has written the log once (it has no state to follow yet), and when
-    /// this node's signing key did not sign it (a node of another deployment).
+    /// The log at `url` as its writer last committed it, followed (see the module's comment);
+    /// `None` until a node has written the log once (it has no state to follow yet). Refused
+    /// when this node's signing key did not sign it (a node of another deployment).
     pub fn follow(
         url: DatabaseUrl,
         plans: PlanSet,
         key_path: &Path,
         options: &StartOptions,
-    ) -> Result<Service, StartError> {
+    ) -> Result<Option<Service>, StartError> {
         let (key, mut conn) = open_with_key(&url, key_path)?;
-        let stored: Option<String> = log_state::table
-            .filter(log_state::id.eq(1))
-            .select(log_state::state)
-            .first(&mut conn)
-            .optional()
-            .map_err(StoreError::from)?;
-        let Some(stored) = stored else {
-            return Err(StartError::Replay(
-                "the service's log has not been written yet: the node that takes its lease \
-                 writes it first"
-                    .into(),
-            ));
+        let Some(st) = stored_log_state(&mut conn)? else {
+            return Ok(None);
         };
-        let st: LogState = serde_json::from_str(&stored)
-            .map_err(|e| StartError::Replay(format!("log state: {e}")))?;
         let origin = st.origin.clone();
         let appender = Appender::from_state(st).map_err(|e| StartError::Replay(e.to_string()))?;
-        let (mut state, covers) =
+        let (state, covers) =
             restore_snapshot(&mut conn, &plans, appender.size())?.unwrap_or((State::default(), 0));
-        let mut last = covers as i64 - 1;
-        loop {
-            let rows = committed_after(&mut conn, last)?;
-            if rows.is_empty() {
-                break;
-            }
-            for (seq, canonical) in rows {
-                apply_logged(&mut state, &plans, seq, &canonical, |_, _| {})?;
-                last = seq;
-            }
-        }
-        let public_key_pem =
-            pitboss_audit::note::public_key_to_pem(&key.verifying_key()).map_err(|e| {
-                StartError::Key {
-                    path: key_path.to_path_buf(),
-                    detail: e.to_string(),
-                }
-            })?;
         let metrics = Arc::new(Metrics {
             throttled: options.throttled.clone(),
             ..Metrics::default()
         });
-        metrics
-            .log_entries
-            .store(u64::try_from(last + 1).unwrap_or(0), Ordering::Relaxed);
-        let witnesses =
-            super::witnessing::Witnesses::parse(&options.witnesses).map_err(StartError::Origin)?;
         let state = Arc::new(RwLock::new(state));
         let plans = Arc::new(plans);
         let cursor = Arc::new(Cursor {
@@ -99,8 +64,19 @@ impl Service {
             plans: plans.clone(),
             state: Arc::downgrade(&state),
             metrics: Arc::downgrade(&metrics),
-            at: Mutex::new((last, Some(conn))),
+            at: Mutex::new((covers as i64 - 1, Some(conn))),
         });
+        // The entries after the snapshot, a page at a time.
+        while cursor.catch_up().map_err(StartError::Replay)? > 0 {}
+        let public_key_pem =
+            pitboss_audit::note::public_key_to_pem(&key.verifying_key()).map_err(|e| {
+                StartError::Key {
+                    path: key_path.to_path_buf(),
+                    detail: e.to_string(),
+                }
+            })?;
+        let witnesses =
+            super::witnessing::Witnesses::parse(&options.witnesses).map_err(StartError::Origin)?;
         {
             let cursor = Arc::downgrade(&cursor);
             std::thread::Builder::new()
@@ -115,7 +91,7 @@ impl Service {
         }
         // No writer: a command sent here is answered `503` at once.
         let (tx, _) = mpsc::sync_channel(1);
-        Ok(Service {
+        Ok(Some(Service {
             tx,
             state,
             pool: store::lazy_read_pool(&url, 2),
@@ -129,7 +105,7 @@ impl Service {
             require_approval: options.regulator.require_approval,
             witnesses,
             followed: Some(cursor),
-        })
+        }))
     }
 }
 
@@ -145,18 +121,15 @@ pub struct Cursor {
 
 impl Cursor {
     /// Applies what the writer committed since the last call (one read; at most [`PAGE`]
-    /// entries, the rest at the next). An entry that does not apply is an error every later
-    /// call repeats: the state stays at the entry before it.
-    pub fn catch_up(&self) -> Result<(), String> {
+    /// entries, the rest at the next); answers how many. An entry that does not apply is an
+    /// error every later call repeats: the state stays at the entry before it.
+    pub fn catch_up(&self) -> Result<usize, String> {
         let Some(state) = self.state.upgrade() else {
-            return Ok(());
+            return Ok(0);
         };
         let mut at = self.at.lock().expect("cursor lock");
         let (last, conn) = &mut *at;
-        let c = match conn.as_mut() {
-            Some(c) => c,
-            None => conn.insert(store::connect(&self.url).map_err(|e| e.to_string())?),
-        };
+        let c = store::connected(&self.url, conn).map_err(|e| e.to_string())?;
         let rows = match committed_after(c, *last) {
             Ok(rows) => rows,
             Err(e) => {
@@ -165,8 +138,9 @@ impl Cursor {
             }
         };
         if rows.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
+        let applied = rows.len();
         let mut s = state.write().expect("state lock");
         for (seq, canonical) in rows {
             apply_logged(&mut s, &self.plans, seq, &canonical, |_, _| {})
@@ -178,7 +152,7 @@ impl Cursor {
             m.log_entries
                 .store(u64::try_from(*last + 1).unwrap_or(0), Ordering::Relaxed);
         }
-        Ok(())
+        Ok(applied)
     }
 }
 

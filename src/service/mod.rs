@@ -573,11 +573,6 @@ pub(crate) fn latest_note(conn: &mut DbConnection) -> QueryResult<Option<String>
         .pop())
 }
 
-/// Whether `key` (or, during a rotation, the next key beside it) signed the log's latest
-/// stored checkpoint: a node started with another key (a new data directory that generated
-/// one, a standby given the wrong file) would otherwise sign the log's next checkpoints with
-/// it, which no auditor holding the log's key accepts. A log with no checkpoint yet takes any
-/// key.
 /// The log's store, migrated and connected, and this node's signing key, checked to be the
 /// one that signed the log's latest checkpoint (a node of another deployment, or one started
 /// on a fresh data directory, would sign what no auditor of this log accepts).
@@ -596,6 +591,11 @@ fn open_with_key(
     Ok((key, conn))
 }
 
+/// Whether `key` (or, during a rotation, the next key beside it) signed the log's latest
+/// stored checkpoint: a node started with another key (a new data directory that generated
+/// one, a standby given the wrong file) would otherwise sign the log's next checkpoints with
+/// it, which no auditor holding the log's key accepts. A log with no checkpoint yet takes any
+/// key.
 fn signs_the_log(
     conn: &mut DbConnection,
     key_path: &Path,
@@ -998,6 +998,11 @@ impl Service {
 
 /// The origin of the log already in the database, if there is one.
 fn stored_origin(conn: &mut DbConnection) -> Result<Option<String>, StartError> {
+    Ok(stored_log_state(conn)?.map(|st| st.origin))
+}
+
+/// The log's state as its writer last committed it (none before the log's first entry).
+fn stored_log_state(conn: &mut DbConnection) -> Result<Option<LogState>, StartError> {
     let stored: Option<String> = log_state::table
         .filter(log_state::id.eq(1))
         .select(log_state::state)
@@ -1007,7 +1012,6 @@ fn stored_origin(conn: &mut DbConnection) -> Result<Option<String>, StartError> 
     stored
         .map(|s| {
             serde_json::from_str::<LogState>(&s)
-                .map(|st| st.origin)
                 .map_err(|e| StartError::Replay(format!("log state: {e}")))
         })
         .transpose()
@@ -1020,18 +1024,8 @@ fn recover(
     signer: &NoteSigner,
     origin: &str,
 ) -> Result<(Appender, State, Tiles, u64), StartError> {
-    let stored: Option<String> = log_state::table
-        .filter(log_state::id.eq(1))
-        .select(log_state::state)
-        .first(conn)
-        .optional()
-        .map_err(StoreError::from)?;
-    let appender = match stored {
-        Some(s) => {
-            let st: LogState = serde_json::from_str(&s)
-                .map_err(|e| StartError::Replay(format!("log state: {e}")))?;
-            Appender::from_state(st).map_err(|e| StartError::Replay(e.to_string()))?
-        }
+    let appender = match stored_log_state(conn)? {
+        Some(st) => Appender::from_state(st).map_err(|e| StartError::Replay(e.to_string()))?,
         None => Appender::new(origin, std::slice::from_ref(signer.verifier()))
             .map_err(|e| StartError::Replay(e.to_string()))?,
     };

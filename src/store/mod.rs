@@ -166,6 +166,18 @@ const SQLITE_PRAGMAS: &str = "PRAGMA page_size = 2048; PRAGMA journal_mode = WAL
 /// after 15,000 bets). Each statement is planned for its parameters instead.
 const PG_SETTINGS: &str = "SET plan_cache_mode = force_custom_plan";
 
+/// The connection `kept` holds, opened first when it holds none (a loop that reads the store
+/// again and again keeps one, and drops it after a failed read to open a new one next time).
+pub fn connected<'a>(
+    url: &DatabaseUrl,
+    kept: &'a mut Option<DbConnection>,
+) -> Result<&'a mut DbConnection, StoreError> {
+    match kept {
+        Some(c) => Ok(c),
+        None => Ok(kept.insert(connect(url)?)),
+    }
+}
+
 /// Opens one connection (applying the SQLite pragmas) without migrating.
 pub fn connect(url: &DatabaseUrl) -> Result<DbConnection, StoreError> {
     let err = |source| StoreError::Connect {
