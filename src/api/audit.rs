@@ -55,6 +55,24 @@ struct Polled {
     stop: AtomicBool,
 }
 
+impl Polled {
+    fn poll(&self, pool: &ReadPool, log: &str) -> bool {
+        match read::log_size(pool) {
+            Ok(n) => {
+                self.size.fetch_max(n, Ordering::AcqRel);
+                self.read.store(true, Ordering::Release);
+                true
+            }
+            Err(e) => {
+                if self.read.swap(false, Ordering::AcqRel) {
+                    tracing::warn!(log, error = %e, "cannot read the log's size");
+                }
+                false
+            }
+        }
+    }
+}
+
 /// How often a node whose reads are not on the store it writes reads the log's size.
 pub const SIZE_POLL: Duration = Duration::from_millis(200);
 
@@ -73,34 +91,43 @@ impl LogReads {
         pool: ReadPool,
         witnesses: crate::service::witnessing::Witnesses,
     ) -> Result<LogReads, String> {
-        let polled = std::sync::Arc::new(Polled::default());
-        {
-            let (polled, pool) = (polled.clone(), pool.clone());
-            std::thread::Builder::new()
-                .name("pitboss-log-size".into())
-                .spawn(move || {
-                    while !polled.stop.load(Ordering::Acquire) {
-                        match read::log_size(&pool) {
-                            Ok(n) => {
-                                polled.size.fetch_max(n, Ordering::AcqRel);
-                                polled.read.store(true, Ordering::Release);
-                            }
-                            Err(e) => {
-                                if polled.read.swap(false, Ordering::AcqRel) {
-                                    tracing::warn!(error = %e, "cannot read the log's size");
-                                }
-                            }
-                        }
-                        std::thread::sleep(SIZE_POLL);
-                    }
-                })
-                .map_err(|e| e.to_string())?;
-        }
-        Ok(LogReads {
+        let reads = LogReads::polled_elsewhere(pool, witnesses);
+        let LogSize::Polled(polled) = &reads.size else {
+            unreachable!("made polled")
+        };
+        let (polled, pool) = (polled.clone(), reads.pool.clone());
+        std::thread::Builder::new()
+            .name("pitboss-log-size".into())
+            .spawn(move || {
+                while !polled.stop.load(Ordering::Acquire) {
+                    polled.poll(&pool, "");
+                    std::thread::sleep(SIZE_POLL);
+                }
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(reads)
+    }
+
+    /// Reads on `pool` whose size is read by [`LogReads::poll`], called by its owner
+    /// ([`super::stored::StoredReads`] polls all of its logs' with one thread).
+    pub(super) fn polled_elsewhere(
+        pool: ReadPool,
+        witnesses: crate::service::witnessing::Witnesses,
+    ) -> LogReads {
+        LogReads {
             pool,
-            size: LogSize::Polled(polled),
+            size: LogSize::Polled(std::sync::Arc::new(Polled::default())),
             witnesses,
-        })
+        }
+    }
+
+    /// Reads the log's size from its store now (`log` names it in a warning); answers whether
+    /// it could be read. Does nothing for the writer's reads.
+    pub(super) fn poll(&self, log: &str) -> bool {
+        match &self.size {
+            LogSize::Writer(_) => true,
+            LogSize::Polled(p) => p.poll(&self.pool, log),
+        }
     }
 
     /// Entries committed and visible to a query made on [`LogReads::pool`] from now on.
@@ -259,51 +286,46 @@ pub struct LogQuery {
 }
 
 /// The reads of the log a request names (`?log=`, [`AppState::log_named`]): the node's own
-/// reads for the service's log (on a replica, when one is configured), an operator's log's
-/// reads and writer otherwise. A standby (no writer's state) serves the service's log only.
-pub enum Chosen {
+/// reads for the service's log (on a replica, when one is configured); for an operator's log,
+/// its writer's reads where this node writes it, else (or with a replica) its reads from the
+/// store ([`super::stored::StoredReads`]). A standby (no writer's state) serves the service's
+/// log only.
+pub struct Chosen {
+    reads: ChosenReads,
+    /// The log's writer, where this node writes it.
+    writer: Option<std::sync::Arc<crate::service::Service>>,
+}
+
+enum ChosenReads {
     Node(web::Data<LogReads>),
-    Log(LogReads, std::sync::Arc<crate::service::Service>),
+    Writer(LogReads),
+    Stored(std::sync::Arc<LogReads>),
 }
 
 impl std::ops::Deref for Chosen {
     type Target = LogReads;
 
     fn deref(&self) -> &LogReads {
-        match self {
-            Chosen::Node(r) => r,
-            Chosen::Log(r, _) => r,
+        match &self.reads {
+            ChosenReads::Node(r) => r,
+            ChosenReads::Writer(r) => r,
+            ChosenReads::Stored(r) => r,
         }
     }
 }
 
-impl Chosen {
-    /// The writer of the chosen log, on the node that writes it.
-    fn writer<'a>(&'a self, state: &'a AppState) -> &'a crate::service::Service {
-        match self {
-            Chosen::Node(_) => &state.service,
-            Chosen::Log(_, s) => s,
-        }
-    }
-}
-
-pub fn chosen(
+pub async fn chosen(
     reads: &web::Data<LogReads>,
     state: Option<&web::Data<AppState>>,
     caller: &Caller,
     log: Option<&str>,
 ) -> Result<Chosen, Problem> {
-    match state {
-        Some(st) => {
-            let svc = st.log_named(caller, log)?;
-            if std::sync::Arc::ptr_eq(&svc, &st.service) {
-                Ok(Chosen::Node(reads.clone()))
-            } else {
-                Ok(Chosen::Log(LogReads::of_writer(&svc), svc))
-            }
-        }
-        None => match log {
-            None | Some(super::logs::SERVICE_LOG) => Ok(Chosen::Node(reads.clone())),
+    let Some(st) = state else {
+        return match log {
+            None | Some(super::logs::SERVICE_LOG) => Ok(Chosen {
+                reads: ChosenReads::Node(reads.clone()),
+                writer: None,
+            }),
             Some(l) => Err(Problem::not_found(
                 "no_such_log",
                 format!(
@@ -311,6 +333,48 @@ pub fn chosen(
                     super::logs::SERVICE_LOG
                 ),
             )),
+        };
+    };
+    let node = || Chosen {
+        reads: ChosenReads::Node(reads.clone()),
+        writer: Some(st.service.clone()),
+    };
+    let Some(stored) = st.stored_reads.clone() else {
+        let svc = st.log_named(caller, log)?;
+        return Ok(if std::sync::Arc::ptr_eq(&svc, &st.service) {
+            node()
+        } else {
+            Chosen {
+                reads: ChosenReads::Writer(LogReads::of_writer(&svc)),
+                writer: Some(svc),
+            }
+        });
+    };
+    let Some((operator, named)) = st.operator_log_named(caller, log)? else {
+        return Ok(node());
+    };
+    let writer = st.logs.as_ref().and_then(|l| l.get(&operator));
+    if let (Some(w), false) = (&writer, stored.replica) {
+        return Ok(Chosen {
+            reads: ChosenReads::Writer(LogReads::of_writer(w)),
+            writer,
+        });
+    }
+    let op = operator.clone();
+    match blocking(move || stored.of(&op)).await? {
+        Some(r) => Ok(Chosen {
+            reads: ChosenReads::Stored(r),
+            writer,
+        }),
+        // Made a moment ago, not on the replica yet: its writer's reads, here.
+        None => match writer {
+            Some(w) => Ok(Chosen {
+                reads: ChosenReads::Writer(LogReads::of_writer(&w)),
+                writer: Some(w),
+            }),
+            None if named => Err(super::logs::no_such_log(&operator, false)),
+            // An operator without a log of its own: its entries are in the service's.
+            None => Ok(node()),
         },
     }
 }
@@ -357,7 +421,7 @@ pub async fn entries(
     q: web::Query<Since>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(&[Role::Auditor, Role::Regulator, Role::Admin, Role::Operator])?;
-    let reads = chosen(&reads, writer.as_ref(), &caller, q.log.as_deref())?;
+    let reads = chosen(&reads, writer.as_ref(), &caller, q.log.as_deref()).await?;
     let limit = q.limit.unwrap_or(MAX_PAGE);
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(malformed(format!("limit: {limit} is not 1–{MAX_PAGE}")));
@@ -456,7 +520,7 @@ pub async fn daily_summary(
     q: web::Query<SummaryQuery>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
-    let reads = chosen(&reads, writer.as_ref(), &caller, q.log.as_deref())?;
+    let reads = chosen(&reads, writer.as_ref(), &caller, q.log.as_deref()).await?;
     let date = chrono::NaiveDate::parse_from_str(&q.date, "%Y-%m-%d")
         .map_err(|e| malformed(format!("date: {:?} is not YYYY-MM-DD ({e})", q.date)))?;
     let pool = reads.pool.clone();
@@ -509,7 +573,7 @@ pub async fn checkpoint(
     q: web::Query<CheckpointQuery>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
-    let reads = chosen(&reads, writer.as_ref(), &caller, q.log.as_deref())?;
+    let reads = chosen(&reads, writer.as_ref(), &caller, q.log.as_deref()).await?;
     let pool = reads.pool.clone();
     if q.witnessed == Some(true) {
         let witnesses = reads.witnesses.clone();
@@ -630,13 +694,11 @@ pub async fn proof_of(
     log: Option<String>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
-    let reads = chosen(&reads, writer.as_ref(), &caller, log.as_deref())?;
-    if let (None, Some(w)) = (size, &writer) {
-        reads
-            .writer(w)
-            .checkpoint_now()
-            .await
-            .map_err(|e| unavailable(&e))?;
+    let reads = chosen(&reads, writer.as_ref(), &caller, log.as_deref()).await?;
+    // A node that does not write the log proves against the latest checkpoint stored (the
+    // router passes such a request to the log's writer).
+    if let (None, Some(w)) = (size, &reads.writer) {
+        w.checkpoint_now().await.map_err(|e| unavailable(&e))?;
     }
     let pool = reads.pool.clone();
     // The proof is made from the stored tree's tiles: O(log n) rows, nothing held in memory.
@@ -724,7 +786,7 @@ pub async fn consistency(
     q: web::Query<ConsistencyRange>,
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
-    let reads = chosen(&reads, writer.as_ref(), &caller, q.log.as_deref())?;
+    let reads = chosen(&reads, writer.as_ref(), &caller, q.log.as_deref()).await?;
     let (from, to) = (q.from, q.to);
     if from > to {
         return Err(Problem::bad_request(

@@ -126,9 +126,35 @@ impl AppState {
     }
 }
 
+impl AppState {
+    /// The operator's log an audit route reads, by name, without opening it: `None` for the
+    /// service's; else the operator and whether the request named it (`?log=`; else it is the
+    /// caller's own, which may have no log of its own yet). The same rules as
+    /// [`AppState::log_named`].
+    pub fn operator_log_named(
+        &self,
+        caller: &Caller,
+        log: Option<&str>,
+    ) -> Result<Option<(String, bool)>, Problem> {
+        if self.logs.is_none() {
+            return match log {
+                None | Some(SERVICE_LOG) => Ok(None),
+                Some(l) => Err(no_such_log(l, true)),
+            };
+        }
+        let own = caller.operator.as_deref().filter(|_| !caller.reads_all());
+        match (log, own) {
+            (Some(SERVICE_LOG), _) | (None, None) => Ok(None),
+            (Some(l), Some(o)) if l != o => Err(forbidden("an operator reads only its own log")),
+            (Some(l), _) => Ok(Some((l.to_owned(), true))),
+            (None, Some(o)) => Ok(Some((o.to_owned(), false))),
+        }
+    }
+}
+
 /// `404 no_such_log`: `name` names no log (`one_log`: the deployment writes only the
 /// service's).
-fn no_such_log(name: &str, one_log: bool) -> Problem {
+pub(super) fn no_such_log(name: &str, one_log: bool) -> Problem {
     let detail = if one_log {
         format!("no log {name:?}: this deployment writes one log, `{SERVICE_LOG}`")
     } else {

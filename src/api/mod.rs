@@ -22,6 +22,7 @@ mod shape;
 pub mod standby;
 pub mod starting;
 pub mod startup;
+pub mod stored;
 pub mod tables;
 
 pub use problem::Problem;

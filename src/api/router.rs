@@ -21,6 +21,10 @@
 //!   request itself. So a node's logs go to the others when it dies, each with the first
 //!   request for it after its lease runs out (at once when the dead node was of this host).
 //!
+//! - the audit log's reads that need no writer (entries, the daily summary, checkpoints,
+//!   proofs against a stored checkpoint) are answered by every node from the store, for every
+//!   log ([`super::stored`]), from the read replica when one is configured.
+//!
 //! Where the logs are is read from the leases, at most every [`HOLDER_TTL`] per log. A request
 //! is passed on once at most (`Pitboss-Forwarded-By`): a node that receives a forwarded
 //! request answers it (taking the log if it must), so two nodes that disagree never pass a
@@ -219,9 +223,37 @@ fn own_route(path: &str) -> bool {
         || path.starts_with("/docs/")
 }
 
+/// The audit reads every node answers from the store for every log (entries, the daily
+/// summary, checkpoints, consistency proofs, inclusion proofs against a stored checkpoint:
+/// `size=`): [`super::stored`]. An inclusion proof without `size` signs a checkpoint first,
+/// which the log's writer does.
+fn read_from_store(req: &ServiceRequest) -> bool {
+    if req.method() != actix_web::http::Method::GET {
+        return false;
+    }
+    match req.path() {
+        "/v1/audit/entries"
+        | "/v1/audit/daily-summary"
+        | "/v1/audit/checkpoint"
+        | "/v1/audit/consistency" => true,
+        p if p.starts_with("/v1/audit/proof/") => query_has_size(req.query_string()),
+        _ => false,
+    }
+}
+
+/// Whether a query string sets `size=`.
+fn query_has_size(query: &str) -> bool {
+    query
+        .split('&')
+        .any(|pair| pair.split('=').next() == Some("size"))
+}
+
 fn target(state: &AppState, req: &ServiceRequest) -> Target {
     let path = req.path();
     if own_route(path) {
+        return Target::Here;
+    }
+    if state.stored_reads.is_some() && read_from_store(req) {
         return Target::Here;
     }
     // The console's sessions live on the node that writes the service's log.
@@ -408,5 +440,7 @@ mod tests {
         assert_eq!(query_log("log=op%20A"), Some("op A".into()));
         assert_eq!(query_log("after=3"), None);
         assert!(own_route("/metrics") && own_route("/docs/x") && !own_route("/v1/plans"));
+        assert!(query_has_size("log=opA&size=12") && query_has_size("size=3"));
+        assert!(!query_has_size("log=opA&sizes=3") && !query_has_size(""));
     }
 }

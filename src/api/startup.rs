@@ -28,6 +28,10 @@ pub struct AppState {
     /// Several nodes with a log per operator: which node writes which log
     /// ([`super::router`]); `None` on a single node.
     pub router: Option<Arc<super::router::Router>>,
+    /// Operators' logs read from the store by the audit routes: from the read replica
+    /// (`--read-database-url`), or from the primary where this node does not write them
+    /// (several nodes); `None` with one log, or one node and no replica.
+    pub stored_reads: Option<Arc<super::stored::StoredReads>>,
 }
 
 #[derive(Debug, Clone)]
@@ -341,13 +345,21 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         approvals_from: None,
         writer_metrics: None,
     };
-    if config.log_per_operator && read_url.is_some() {
-        return Err(
-            "--log-per-operator does not run with --read-database-url yet: each operator's \
-             log is read where it is written"
-                .into(),
-        );
-    }
+    // The operators' logs' audit reads: from the replica, or (several nodes) from the primary
+    // where another node writes them.
+    let stored_reads = match (config.log_per_operator, &read_url, &node_url) {
+        (true, Some(r), _) => Some(super::stored::StoredReads::start(
+            r,
+            true,
+            witnesses.clone(),
+        )?),
+        (true, None, Some(_)) => Some(super::stored::StoredReads::start(
+            &url,
+            false,
+            witnesses.clone(),
+        )?),
+        _ => None,
+    };
     // Several nodes with a log per operator: a node that does not write the service's log
     // writes operators' logs, with the service's followed ([`Follower`]); kept through its
     // take-over of the service's log.
@@ -380,6 +392,8 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
                             me,
                             node_token.as_deref().unwrap_or_default(),
                             &throttled,
+                            read_url.as_ref(),
+                            stored_reads.clone(),
                         );
                         match made {
                             Ok(f) => f,
@@ -489,6 +503,7 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
         console,
         logs,
         router,
+        stored_reads,
     });
     // The bootstrap admin key is created through the log, like every key.
     if bootstrap {
@@ -644,6 +659,8 @@ impl Follower {
         me: &str,
         node_token: &str,
         throttled: &Arc<crate::limits::ThrottleCounters>,
+        read_url: Option<&DatabaseUrl>,
+        stored_reads: Option<Arc<super::stored::StoredReads>>,
     ) -> Result<Follower, FollowError> {
         let followed = match Service::follow(url.clone(), plans.clone(), key_path, options) {
             Ok(Some(s)) => s,
@@ -681,7 +698,16 @@ impl Follower {
             config.secure_cookies,
         )
         .map_err(|e| failed(format!("console: {e}")))?;
-        let reads = web::Data::new(super::audit::LogReads::of_writer(&followed));
+        // The service's log's audit reads: from the replica when one is configured, else the
+        // followed state's count (it follows what is committed).
+        let reads = web::Data::new(match read_url {
+            None => super::audit::LogReads::of_writer(&followed),
+            Some(r) => super::audit::LogReads::polled(
+                store::lazy_read_pool(r, 4),
+                followed.witnesses.clone(),
+            )
+            .map_err(failed)?,
+        });
         let state = web::Data::new(AppState {
             plans: followed.plans.clone(),
             service: Arc::new(followed),
@@ -690,6 +716,7 @@ impl Follower {
             console,
             logs: Some(logs.clone()),
             router: Some(router.clone()),
+            stored_reads,
         });
         // The keys are made on the node that writes the service's log: read them again every
         // second (a revoked key is refused here within it), their last-used times written, the

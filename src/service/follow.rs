@@ -57,6 +57,11 @@ impl Service {
             throttled: options.throttled.clone(),
             ..Metrics::default()
         });
+        // What the log's state row counts is committed (the audit reads' size on this node;
+        // the cursor raises it as it applies what follows).
+        metrics
+            .log_entries
+            .store(appender.size(), std::sync::atomic::Ordering::Relaxed);
         let state = Arc::new(RwLock::new(state));
         let plans = Arc::new(plans);
         let cursor = Arc::new(Cursor {

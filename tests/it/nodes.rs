@@ -1282,3 +1282,123 @@ fn an_approval_through_any_node_gates_the_operators_log_on_every_node_postgres()
     b.kill();
     c.kill();
 }
+
+/// Readers on any node with a log per operator (issue 17, item 3): an operator's log is read
+/// through every node, those that do not write it answering from the store themselves (no
+/// `Pitboss-Writer`: not passed on) exactly as its writer does; the service's log too, on a
+/// node that follows it. The reads need no writer: with the node that writes the operator's
+/// log killed, the others still answer them, and none of them took the log to do so.
+#[test]
+fn an_operators_log_is_read_through_every_node_from_the_store_postgres() {
+    let storage = Storage::new(Backend::Postgres);
+    let (a, mut b, mut c, ops, auditor) = op_nodes(&storage, &["op1"]);
+    // op1's log on b.
+    let tables = open_tables(&b, &ops[0], 1);
+    assert_eq!(op_lease(&storage, "op1"), Some((b.base.clone(), 1)));
+    let never = AtomicBool::new(false);
+    play(&[b.base.clone()], &ops[0], &tables[0], 2, &never);
+    // Signed by b, asked through c.
+    let (s, signed) = c.post(&auditor, "/v1/audit/checkpoint?log=op1", json!({}));
+    assert_eq!(s, 200, "{signed}");
+    let size = signed["tree_size"].as_u64().expect("tree_size");
+    assert!(size > 5, "{signed}");
+    let with_log = |path: &str, log: &str| {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        format!("{path}{sep}log={log}")
+    };
+    // Requests a node passed on (the series appears with the first).
+    let forwarded = |n: &TestServer| {
+        let (_, text) = n.get_text(None, "/metrics");
+        let name = "pitboss_node_forwarded_total{outcome=\"answered\"}";
+        if text.contains(name) {
+            crate::server::metric_in(&text, name)
+        } else {
+            0
+        }
+    };
+    let before = [forwarded(&a), forwarded(&c)];
+    let mut want = Vec::new();
+    for path in audit_reads(size) {
+        let path = with_log(&path, "op1");
+        let (s, on_b, by) = read(&b, &auditor, &path);
+        assert_eq!((s, by), (200, None), "{path} on its writer: {on_b}");
+        for n in [&a, &c] {
+            // A node reads a log's size every 200 ms: within a second it answers as the writer.
+            let started = Instant::now();
+            loop {
+                let (s, got, by) = read(n, &auditor, &path);
+                assert_eq!(by, None, "{path} was passed on by {}", n.base);
+                if (s, &got) == (200, &on_b) {
+                    break;
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(3),
+                    "{path} on {}: {s} {got}\non its writer: {on_b}",
+                    n.base
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        want.push((path, on_b));
+    }
+    // The operator reads its own log by default, through a node that does not write it.
+    let (s, own, by) = read(&a, &ops[0], "/v1/audit/entries?limit=10000");
+    assert_eq!((s, by), (200, None), "{own}");
+    let (_, on_b, _) = read(&b, &ops[0], "/v1/audit/entries?limit=10000");
+    assert!(
+        own == on_b,
+        "the operator's own log, as its writer lists it"
+    );
+    assert!(own.contains("\"op1:t0.1\""), "{own}");
+    assert_eq!(
+        [forwarded(&a), forwarded(&c)],
+        before,
+        "no read was passed on"
+    );
+    // Checked by breaking: a log that names nothing, another operator's log, a proof without
+    // a size (signs first: its writer's).
+    let (s, body, _) = read(&a, &auditor, "/v1/audit/entries?log=nobody");
+    assert_eq!(s, 404, "{body}");
+    assert!(body.contains("no_such_log"), "{body}");
+    let (s, body, _) = read(&a, &ops[0], "/v1/audit/entries?log=op2");
+    assert_eq!(s, 403, "{body}");
+    let (s, body, by) = read(&a, &auditor, "/v1/audit/proof/1?log=op1");
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(by.as_deref(), Some(b.base.as_str()), "signed by its writer");
+    // The service's log, on the node that follows it (c), as on the node that writes it (a).
+    let (s, svc, by) = read(&a, &auditor, "/v1/audit/entries?limit=10000");
+    assert_eq!((s, by), (200, None), "{svc}");
+    let started = Instant::now();
+    loop {
+        let (s, got, by) = read(&c, &auditor, "/v1/audit/entries?limit=10000");
+        assert_eq!(by, None, "the service's log's entries were passed on");
+        if (s, &got) == (200, &svc) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{s} {got}\n{svc}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // Its writer killed: the others answer the same, and neither took the log to read it.
+    b.kill();
+    for (path, on_b) in &want {
+        for n in [&a, &c] {
+            let (s, got, by) = read(n, &auditor, path);
+            assert_eq!(
+                (s, by, &got),
+                (200, None, on_b),
+                "{path} on {} after b died",
+                n.base
+            );
+        }
+    }
+    assert_eq!(
+        op_lease(&storage, "op1").map(|l| l.1),
+        Some(1),
+        "reading took no lease"
+    );
+    c.kill();
+}

@@ -256,3 +256,125 @@ fn audit_reads_are_served_from_a_read_replica_postgres() {
     let (s, r) = a.post(&op, "/v1/tables/t0/rounds", json!({}));
     assert_eq!(s, 503, "a command with the primary stopped: {r}");
 }
+
+/// A node of a deployment of a log per operator that reads from the replica.
+fn op_node(pair: &PgPair, data: &Path) -> TestServer {
+    let mut n = TestServer::spawn_in(
+        &crate::source::rng_plans_dir(),
+        data,
+        Some(&pair.primary),
+        &[
+            ("PITBOSS_ADMIN_KEY", ADMIN_KEY),
+            ("PITBOSS_NODE_URL", "auto"),
+            ("PITBOSS_LOG_PER_OPERATOR", "true"),
+            ("PITBOSS_READ_DATABASE_URL", &pair.replica),
+        ],
+    );
+    n.skip_state_check();
+    n
+}
+
+/// A log per operator with a read replica (issue 17, item 3): two nodes, each writing one
+/// operator's log, both answer the audit reads of both operators' logs and of the service's
+/// from the replica, alike; with the primary stopped, still.
+#[test]
+fn operators_logs_are_read_from_a_read_replica_postgres() {
+    let pair = match PgPair::start() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("SKIPPED: a PostgreSQL primary and replica cannot be made here: {e}");
+            return;
+        }
+    };
+    let data = tempfile::tempdir().expect("dir");
+    let a = op_node(&pair, data.path());
+    let ops = [
+        a.create_key(ADMIN_KEY, "operator", Some("op1")),
+        a.create_key(ADMIN_KEY, "operator", Some("op2")),
+    ];
+    let auditor = a.create_key(ADMIN_KEY, "auditor", None);
+    let b = op_node(&pair, data.path());
+    // op1's log written by a, op2's by b: each operator plays through its node.
+    let mut sizes = Vec::new();
+    for (n, op, log) in [(&a, &ops[0], "op1"), (&b, &ops[1], "op2")] {
+        let (s, t) = n.post(
+            op,
+            "/v1/tables",
+            json!({"table": "t0", "plan": "synot-roulette@1", "mode": "rng"}),
+        );
+        assert_eq!(s, 201, "{t}");
+        for _ in 0..2 {
+            let (s, r) = n.post(op, "/v1/tables/t0/rounds", json!({}));
+            assert_eq!(s, 201, "{r}");
+            let round = r["round"].as_str().expect("round").to_string();
+            let (s, r) = n.post(
+                op,
+                &format!("/v1/rounds/{round}/bets"),
+                json!({"bets": [{"player": "p1", "bet": "straight", "numbers": [7], "stake_minor": 100}]}),
+            );
+            assert_eq!(s, 200, "{r}");
+            for event in ["close_betting", "draw"] {
+                let (s, r) = n.post(
+                    op,
+                    &format!("/v1/rounds/{round}/events"),
+                    json!({"type": event}),
+                );
+                assert_eq!(s, 200, "{event}: {r}");
+            }
+        }
+        let (s, signed) = n.post(
+            &auditor,
+            &format!("/v1/audit/checkpoint?log={log}"),
+            json!({}),
+        );
+        assert_eq!(s, 200, "{signed}");
+        sizes.push((log, signed["tree_size"].as_u64().expect("tree_size")));
+    }
+    let mut paths = Vec::new();
+    for (log, size) in &sizes {
+        paths.extend([
+            format!("/v1/audit/entries?limit=10000&log={log}"),
+            format!("/v1/audit/checkpoint?log={log}"),
+            format!("/v1/audit/proof/2?size={size}&log={log}"),
+            format!("/v1/audit/consistency?from=1&to={size}&log={log}"),
+        ]);
+    }
+    paths.push("/v1/audit/entries?limit=10000".to_string());
+    // Both nodes read the replica, which replays the primary's logs within moments.
+    let mut want = Vec::new();
+    for path in &paths {
+        let started = Instant::now();
+        let answer = loop {
+            let (s, got) = read(&a, &auditor, path);
+            let (s2, got2) = read(&b, &auditor, path);
+            if s == 200 && (s2, &got2) == (200, &got) && !got.contains("\"next\":0") {
+                break got;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{path}: a {s} {got}; b {s2} {got2}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        want.push(answer);
+    }
+    assert!(want[0].contains("/operator/op1") || want[1].contains("/operator/op1"));
+    assert!(
+        want[5].contains("/operator/op2"),
+        "op2's checkpoint: {}",
+        want[5]
+    );
+
+    // The primary gone: commands fail, every log's reads still come from the replica.
+    pair.stop_primary();
+    for (path, want) in paths.iter().zip(&want) {
+        for n in [&a, &b] {
+            let started = Instant::now();
+            let (s, got) = read(n, &auditor, path);
+            assert_eq!((s, &got), (200, want), "{path} with the primary stopped");
+            assert!(started.elapsed() < Duration::from_secs(2));
+        }
+    }
+    let (s, r) = a.post(&ops[0], "/v1/tables/t0/rounds", json!({}));
+    assert_eq!(s, 503, "a command with the primary stopped: {r}");
+}
