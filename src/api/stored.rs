@@ -40,6 +40,8 @@ pub struct StoredReads {
     recorded: ReadPool,
     witnesses: Witnesses,
     kept: Mutex<BTreeMap<String, Kept>>,
+    /// Most logs kept ([`KEPT_MAX`]).
+    max: usize,
 }
 
 struct Kept {
@@ -55,12 +57,22 @@ impl StoredReads {
         replica: bool,
         witnesses: Witnesses,
     ) -> Result<Arc<StoredReads>, String> {
+        StoredReads::keeping(url, replica, witnesses, KEPT_MAX)
+    }
+
+    fn keeping(
+        url: &DatabaseUrl,
+        replica: bool,
+        witnesses: Witnesses,
+        max: usize,
+    ) -> Result<Arc<StoredReads>, String> {
         let stored = Arc::new(StoredReads {
             url: url.clone(),
             replica,
             recorded: store::lazy_read_pool(url, 2),
             witnesses,
             kept: Mutex::new(BTreeMap::new()),
+            max,
         });
         let weak: Weak<StoredReads> = Arc::downgrade(&stored);
         std::thread::Builder::new()
@@ -122,7 +134,7 @@ impl StoredReads {
             k.used = Instant::now();
             return Ok(Some(k.reads.clone()));
         }
-        if kept.len() >= KEPT_MAX {
+        if kept.len() >= self.max {
             let oldest = kept
                 .iter()
                 .min_by_key(|(_, k)| k.used)
@@ -144,5 +156,57 @@ impl StoredReads {
     /// How many logs' reads are kept now.
     pub fn kept(&self) -> usize {
         self.kept.lock().expect("kept lock").len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A service's store recording `operators`' logs, each log's store made (SQLite files).
+    fn stores(dir: &std::path::Path, operators: &[&str]) -> DatabaseUrl {
+        let url = DatabaseUrl::Sqlite(dir.join("pitboss.sqlite").display().to_string());
+        store::migrate(&url).expect("migrate");
+        let mut conn = store::connect(&url).expect("connect");
+        for op in operators {
+            let ns = store::log_namespace(op);
+            std::fs::create_dir_all(dir.join("logs")).expect("logs dir");
+            store::migrate(&url.for_log(&ns)).expect("migrate the log's store");
+            store::per_backend!(&mut conn, c => diesel::insert_into(operator_logs::table)
+                .values((
+                    operator_logs::operator.eq(*op),
+                    operator_logs::namespace.eq(&ns),
+                    operator_logs::origin.eq(format!("o/operator/{op}")),
+                    operator_logs::created_at.eq("2026-11-29T00:00:00Z"),
+                ))
+                .execute(c))
+            .expect("record");
+        }
+        url
+    }
+
+    #[test]
+    fn a_log_not_recorded_is_none_and_the_kept_logs_are_bounded() {
+        let dir = tempfile::tempdir().expect("dir");
+        let ops = ["op1", "op2", "op3", "op4", "op5"];
+        let url = stores(dir.path(), &ops);
+        let witnesses = Witnesses::parse(&Default::default()).expect("no witnesses");
+        let stored = StoredReads::keeping(&url, false, witnesses, 3).expect("start");
+        assert!(stored.of("nobody").expect("read").is_none());
+        assert_eq!(stored.kept(), 0, "a log that is not recorded is not kept");
+        let first = stored.of("op1").expect("read").expect("recorded");
+        assert_eq!(first.committed(), 0, "an empty log, its size read before its first use");
+        assert!(Arc::ptr_eq(
+            &first,
+            &stored.of("op1").expect("read").expect("kept")
+        ));
+        for op in &ops[1..] {
+            assert!(stored.of(op).expect("read").is_some());
+            assert!(stored.kept() <= 3, "{} kept", stored.kept());
+        }
+        assert_eq!(stored.kept(), 3);
+        // The least recently read went first: op1 is made again, a new one.
+        let again = stored.of("op1").expect("read").expect("recorded");
+        assert!(!Arc::ptr_eq(&first, &again));
     }
 }
