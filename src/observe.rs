@@ -84,6 +84,9 @@ pub struct WriterMetrics {
     pub write: Histogram,
     /// The commit (SQLite's fsync of the WAL; PostgreSQL's COMMIT round trip and WAL flush).
     pub commit: Histogram,
+    /// The writer waiting for the batch in flight to be written before it sends the next
+    /// (the committer is the slower stage while this is large).
+    pub settle: Histogram,
     /// Commands in each batch.
     pub batch_commands: Histogram,
     /// Time a command waited in the queue before its batch started.
@@ -109,6 +112,7 @@ impl Default for WriterMetrics {
             seal: stage("seal"),
             write: stage("write"),
             commit: stage("commit"),
+            settle: stage("settle"),
             wal_checkpoint: stage("wal_checkpoint"),
             snapshot: stage("snapshot"),
             stages: stages.clone(),

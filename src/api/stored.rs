@@ -195,7 +195,11 @@ mod tests {
         assert!(stored.of("nobody").expect("read").is_none());
         assert_eq!(stored.kept(), 0, "a log that is not recorded is not kept");
         let first = stored.of("op1").expect("read").expect("recorded");
-        assert_eq!(first.committed(), 0, "an empty log, its size read before its first use");
+        assert_eq!(
+            first.committed(),
+            0,
+            "an empty log, its size read before its first use"
+        );
         assert!(Arc::ptr_eq(
             &first,
             &stored.of("op1").expect("read").expect("kept")

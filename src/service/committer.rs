@@ -171,8 +171,10 @@ pub(super) struct Commit {
 
 /// What became of a batch sent to the committer.
 pub(super) enum Outcome {
-    /// Committed; its commands are answered.
-    Written,
+    /// Committed; its commands are answered. What the batch finished, for the writer to drop
+    /// from its state (the writer does it: it holds the state while it decides the next
+    /// batch, so the committer never waits for the state's lock).
+    Written(Faulted),
     /// Not committed, or its commit's outcome is unknown (a connection lost during `COMMIT`):
     /// the writer finds out from the store which, and answers the commands.
     Failed {
@@ -192,7 +194,6 @@ pub(super) struct Committer {
     /// The PostgreSQL lease's fencing token, checked in every batch's transaction.
     pub fence: Option<i64>,
     pub metrics: Arc<Metrics>,
-    pub state: Arc<RwLock<State>>,
     /// Every entry below it is in the round and table indexes (`store::entry_index`); read
     /// from the store when unknown (at start, after a failure).
     pub indexed_to: Option<i64>,
@@ -218,7 +219,7 @@ impl Committer {
             Ok(()) => {
                 self.after_commit(&c);
                 super::finish(c.pending);
-                Outcome::Written
+                Outcome::Written(c.evict)
             }
             Err(detail) => {
                 self.conn = None;
@@ -306,7 +307,6 @@ impl Committer {
             };
             counter.fetch_add(1, Ordering::Relaxed);
         }
-        evict(&self.state, m, &c.evict);
     }
 }
 

@@ -69,9 +69,12 @@ pub const MAX_BATCH_COMMANDS: usize = 1024;
 pub const QUEUE_CAPACITY: usize = 16_384;
 /// Checkpoints are signed at least this often while entries are pending.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
-/// How long the writer waits for more work, with a batch in flight, before it collects that
-/// batch's outcome.
+/// How long the writer waits for more work, with a batch in flight, before it looks whether
+/// that batch's outcome has come.
 const IN_FLIGHT_POLL: Duration = Duration::from_millis(2);
+/// How long an idle writer lets a batch be written before it waits for it
+/// ([`Writer::settle_if_done`]).
+const IN_FLIGHT_PATIENCE: Duration = Duration::from_millis(100);
 /// How long a request waits for the writer's answer by default; past it the request is
 /// answered 503 with its outcome unknown (a retry with the same Idempotency-Key tells).
 pub const SUBMIT_DEADLINE: Duration = Duration::from_secs(3);
@@ -793,7 +796,6 @@ impl Service {
             conn: None,
             fence: guard.token(),
             metrics: metrics.clone(),
-            state: state.clone(),
             indexed_to: None,
             indexed_at: Instant::now(),
             index_every: store::entry_index::every(),
@@ -1411,7 +1413,7 @@ impl Writer {
             let first = match rx.recv_timeout(wait) {
                 Ok(m) => m,
                 Err(RecvTimeoutError::Timeout) if self.in_flight => {
-                    self.settle();
+                    self.settle_if_done();
                     continue;
                 }
                 // (The lease is renewed at the top of the loop.)
@@ -1977,22 +1979,28 @@ impl Writer {
         for round in &revealed {
             self.seeds.remove(round);
         }
+        // Each recorded answer serialised once (the idempotency record's body, and the answer
+        // to a retry while this batch is in flight), while the batch before is written.
+        for p in pending
+            .iter_mut()
+            .filter(|p| p.record && p.job.idem.is_some())
+        {
+            p.text = Some(p.reply.body.to_string().into());
+        }
         // The batch in flight must be stored before this one, which builds on it, is sent.
         if !self.settle() {
             self.fail_batch(pending, None, "an earlier batch was not written");
             return;
         }
-        for p in pending.iter_mut().filter(|p| p.record) {
-            if let Some(idem) = &p.job.idem {
-                let text: Arc<str> = p.reply.body.to_string().into();
-                p.text = Some(text.clone());
+        for p in pending.iter().filter(|p| p.record) {
+            if let (Some(idem), Some(text)) = (&p.job.idem, &p.text) {
                 self.in_flight_answers.insert(
                     (p.job.operator.clone(), idem.key.clone()),
                     (
                         idem.request_hash.clone(),
                         StoredReply {
                             status: p.reply.status,
-                            text,
+                            text: text.clone(),
                         },
                     ),
                 );
@@ -2039,18 +2047,49 @@ impl Writer {
         if !self.in_flight {
             return true;
         }
-        self.in_flight = false;
-        self.in_flight_answers.clear();
-        self.in_flight_register = None;
         // Waiting on the store: readiness fails if this lasts past the deadline.
         let metrics = self.metrics.clone();
         let _busy = metrics.health.busy();
-        match self.outcomes.recv() {
-            Ok(committer::Outcome::Written) => {
+        let waited = Instant::now();
+        let outcome = self.outcomes.recv().ok();
+        metrics.writer.settle.observe(crate::observe::since(waited));
+        self.settled(outcome)
+    }
+
+    /// Collects the outcome of the batch in flight if the committer has sent it, without
+    /// waiting for it: an idle writer takes the next commands as they arrive and decides them
+    /// while the batch is written, instead of waiting for its commit first (which made the two
+    /// stages take turns whenever the queue was empty for [`IN_FLIGHT_POLL`]). A batch out for
+    /// longer than [`IN_FLIGHT_PATIENCE`] is waited for ([`Writer::settle`]: readiness fails
+    /// while that wait lasts past the deadline).
+    fn settle_if_done(&mut self) {
+        if !self.in_flight {
+            return;
+        }
+        match self.outcomes.try_recv() {
+            Ok(outcome) => {
+                self.settled(Some(outcome));
+            }
+            Err(mpsc::TryRecvError::Empty)
+                if self.in_flight_sent.elapsed() < IN_FLIGHT_PATIENCE => {}
+            Err(_) => {
+                self.settle();
+            }
+        }
+    }
+
+    /// What the batch in flight became (`None`: the committer is gone); see [`Writer::settle`].
+    fn settled(&mut self, outcome: Option<committer::Outcome>) -> bool {
+        self.in_flight = false;
+        self.in_flight_answers.clear();
+        self.in_flight_register = None;
+        match outcome {
+            Some(committer::Outcome::Written(finished)) => {
                 self.lease_confirmed(self.in_flight_sent);
+                self.evict(&finished);
                 true
             }
-            Ok(committer::Outcome::Failed {
+            Some(committer::Outcome::Failed {
                 detail,
                 pending,
                 last_seq,
@@ -2075,7 +2114,7 @@ impl Writer {
                 }
                 false
             }
-            Err(_) => {
+            None => {
                 // The committer is gone (it never panics by design): its batch's commands
                 // were dropped unanswered, which their requests report as 503.
                 self.metrics
