@@ -88,7 +88,7 @@ pub enum Command {
         rtp_rounds: u64,
         /// Give the console's cookies `Secure` even over plain HTTP (behind a TLS proxy that
         /// does not say `X-Forwarded-Proto: https`).
-        #[arg(long, env = "PITBOSS_SECURE_COOKIES")]
+        #[arg(long, env = "PITBOSS_SECURE_COOKIES", value_parser = clap::builder::BoolishValueParser::new())]
         secure_cookies: bool,
         /// Store a snapshot of the live state after this many new log entries (also every
         /// `--snapshot-interval-s` while entries come, and at a clean shutdown); a start reads
@@ -125,7 +125,7 @@ pub enum Command {
         /// made an operator's log, every start needs this flag. With `--node-url`, each log
         /// is written by the node that holds its lease, and every node sends each request to
         /// the node that writes its log.
-        #[arg(long, env = "PITBOSS_LOG_PER_OPERATOR")]
+        #[arg(long, env = "PITBOSS_LOG_PER_OPERATOR", value_parser = clap::builder::BoolishValueParser::new())]
         log_per_operator: bool,
         #[command(flatten)]
         limits: LimitArgs,
@@ -432,7 +432,7 @@ impl WitnessArgs {
 pub struct RegulatorArgs {
     /// Open a table, and start a round, only on a plan version whose approval by a regulator
     /// is valid at that moment (a production deployment under a licence).
-    #[arg(long, env = "PITBOSS_REQUIRE_APPROVAL")]
+    #[arg(long, env = "PITBOSS_REQUIRE_APPROVAL", value_parser = clap::builder::BoolishValueParser::new())]
     require_approval: bool,
     /// A regulator's note verifier key (`name+id+base64`, from `pitboss plan approval-key`)
     /// whose signed notes approve plan versions offline. Repeat for more keys.
@@ -444,7 +444,7 @@ pub struct RegulatorArgs {
     regulator_keys: Vec<String>,
     /// Open a table only with its registration number and the id of its dealing device
     /// (`registration`, `device`): a production deployment of transmitted live games.
-    #[arg(long, env = "PITBOSS_REQUIRE_REGISTRATION")]
+    #[arg(long, env = "PITBOSS_REQUIRE_REGISTRATION", value_parser = clap::builder::BoolishValueParser::new())]
     require_registration: bool,
 }
 
@@ -819,4 +819,50 @@ fn thread_cpu_seconds() -> Option<f64> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
     Some(ns as f64 / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// A boolean setting's environment variable takes what operators write in deployment
+    /// files: `1`/`0`, `yes`/`no`, `on`/`off`, `true`/`false` (clap's default took only the
+    /// last two). The variable is this test's own: no other test reads it.
+    #[test]
+    fn a_boolean_settings_environment_variable_takes_1_yes_on_and_their_opposites() {
+        #[derive(Parser)]
+        struct Only {
+            #[command(flatten)]
+            regulator: RegulatorArgs,
+        }
+        for (value, want) in [
+            ("1", true),
+            ("yes", true),
+            ("on", true),
+            ("true", true),
+            ("0", false),
+            ("no", false),
+            ("off", false),
+            ("false", false),
+        ] {
+            std::env::set_var("PITBOSS_REQUIRE_REGISTRATION", value);
+            let parsed = Only::try_parse_from(["pitboss"]).expect(value);
+            assert_eq!(parsed.regulator.require_registration, want, "{value}");
+        }
+        std::env::set_var("PITBOSS_REQUIRE_REGISTRATION", "maybe");
+        assert!(
+            Only::try_parse_from(["pitboss"]).is_err(),
+            "a word that is neither"
+        );
+        std::env::remove_var("PITBOSS_REQUIRE_REGISTRATION");
+        let flag = Only::try_parse_from(["pitboss", "--require-registration"]).expect("flag");
+        assert!(flag.regulator.require_registration);
+        assert!(
+            !Only::try_parse_from(["pitboss"])
+                .expect("none")
+                .regulator
+                .require_registration
+        );
+    }
 }
