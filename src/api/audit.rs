@@ -697,10 +697,14 @@ pub async fn proof_of(
     let reads = chosen(&reads, writer.as_ref(), &caller, log.as_deref()).await?;
     // A node that does not write the log proves against the latest checkpoint stored (the
     // router passes such a request to the log's writer).
-    if let (None, Some(w)) = (size, &reads.writer) {
-        w.checkpoint_now().await.map_err(|e| unavailable(&e))?;
-    }
-    let pool = reads.pool.clone();
+    // The checkpoint just signed is read where it was written (a replica may not hold it yet).
+    let pool = match (size, &reads.writer) {
+        (None, Some(w)) => {
+            w.checkpoint_now().await.map_err(|e| unavailable(&e))?;
+            w.pool.clone()
+        }
+        _ => reads.pool.clone(),
+    };
     // The proof is made from the stored tree's tiles: O(log n) rows, nothing held in memory.
     let file = blocking(move || {
         let Some(entry) = read::entry(&pool, seq)? else {

@@ -253,12 +253,22 @@ fn target(state: &AppState, req: &ServiceRequest) -> Target {
     if own_route(path) {
         return Target::Here;
     }
-    if state.stored_reads.is_some() && read_from_store(req) {
-        return Target::Here;
-    }
     // The console's sessions live on the node that writes the service's log.
     if path == "/console" || path.starts_with("/console/") {
         return Target::Service;
+    }
+    let header = req
+        .headers()
+        .get(actix_web::http::header::AUTHORIZATION)
+        .map(|v| v.to_str().unwrap_or_default());
+    let facts = state.keys.facts_of_header(header);
+    // Read here from the store, with a key this node knows (one made a moment ago elsewhere
+    // is looked for in the store first, as for every request).
+    if state.stored_reads.is_some() && read_from_store(req) {
+        return match (header, facts) {
+            (Some(_), None) => Target::UnknownKey,
+            _ => Target::Here,
+        };
     }
     if let Some(log) = query_log(req.query_string()) {
         return match log.as_str() {
@@ -269,11 +279,7 @@ fn target(state: &AppState, req: &ServiceRequest) -> Target {
     if let Some(op) = scoped_operator(path) {
         return Target::Operator(op);
     }
-    let header = req
-        .headers()
-        .get(actix_web::http::header::AUTHORIZATION)
-        .map(|v| v.to_str().unwrap_or_default());
-    match (header, state.keys.facts_of_header(header)) {
+    match (header, facts) {
         (None, _) => Target::Here,
         (Some(_), Some(f)) if f.role == Role::Operator => {
             f.operator.map_or(Target::Service, Target::Operator)

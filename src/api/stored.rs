@@ -8,10 +8,12 @@
 //! any node answers them for every log, from the primary or from a replica, and a replica
 //! answers them while the primary is down.
 //!
-//! Bounded: one [`LogReads`] per operator's log read in the last [`KEPT_IDLE`], at most
-//! [`KEPT_MAX`] of them (the least recently read is dropped first), each with a pool that
-//! holds no idle connection of its own; one thread reads the size of every kept log every
-//! [`SIZE_POLL`].
+//! Bounded: one [`LogReads`] per operator's log read in the last [`KEPT_IDLE`] (or in use by a
+//! request now), at most [`KEPT_MAX`] of them (the least recently read one not in use is
+//! dropped first). Each has a pool of at most two connections, closed after [`CONN_IDLE`]
+//! unused; the size poller keeps one of them open while the log is kept, so a node holds about
+//! one connection per log read lately, at most `2 × KEPT_MAX` in a burst. One thread reads the
+//! size of every kept log every [`SIZE_POLL`], and the pools share one timer thread.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -23,8 +25,11 @@ use super::audit::{LogReads, SIZE_POLL};
 use crate::service::witnessing::Witnesses;
 use crate::store::{self, schema::operator_logs, DatabaseUrl, ReadPool, StoreError};
 
-/// Most operators' logs whose reads are kept at once.
-pub const KEPT_MAX: usize = 64;
+/// Most operators' logs whose reads are kept at once (those a request uses now aside).
+pub const KEPT_MAX: usize = 16;
+
+/// A read connection unused for this long is closed (within r2d2's 30 s reaping interval).
+pub const CONN_IDLE: Duration = Duration::from_secs(10);
 
 /// A log not read for this long is no longer kept (nor its size read).
 pub const KEPT_IDLE: Duration = Duration::from_secs(60);
@@ -42,6 +47,8 @@ pub struct StoredReads {
     kept: Mutex<BTreeMap<String, Kept>>,
     /// Most logs kept ([`KEPT_MAX`]).
     max: usize,
+    /// The pools' timer thread (r2d2's reaper and connector), shared.
+    timers: Arc<scheduled_thread_pool::ScheduledThreadPool>,
 }
 
 struct Kept {
@@ -57,43 +64,57 @@ impl StoredReads {
         replica: bool,
         witnesses: Witnesses,
     ) -> Result<Arc<StoredReads>, String> {
-        StoredReads::keeping(url, replica, witnesses, KEPT_MAX)
-    }
-
-    fn keeping(
-        url: &DatabaseUrl,
-        replica: bool,
-        witnesses: Witnesses,
-        max: usize,
-    ) -> Result<Arc<StoredReads>, String> {
-        let stored = Arc::new(StoredReads {
-            url: url.clone(),
-            replica,
-            recorded: store::lazy_read_pool(url, 2),
-            witnesses,
-            kept: Mutex::new(BTreeMap::new()),
-            max,
-        });
+        let stored = StoredReads::keeping(url, replica, witnesses, KEPT_MAX);
         let weak: Weak<StoredReads> = Arc::downgrade(&stored);
         std::thread::Builder::new()
             .name("pitboss-log-sizes".into())
             .spawn(move || loop {
                 std::thread::sleep(SIZE_POLL);
                 let Some(stored) = weak.upgrade() else { return };
-                for (operator, reads) in stored.kept_now() {
-                    reads.poll(&operator);
+                let kept = stored.kept_now();
+                drop(stored);
+                // Each log's reads held only while its size is read.
+                for (operator, reads) in kept {
+                    if let Some(reads) = reads.upgrade() {
+                        reads.poll(&operator);
+                    }
                 }
             })
             .map_err(|e| e.to_string())?;
         Ok(stored)
     }
 
-    /// The logs kept now, the idle ones dropped first.
-    fn kept_now(&self) -> Vec<(String, Arc<LogReads>)> {
+    /// The reads, their sizes not polled ([`StoredReads::start`] adds the poller).
+    fn keeping(
+        url: &DatabaseUrl,
+        replica: bool,
+        witnesses: Witnesses,
+        max: usize,
+    ) -> Arc<StoredReads> {
+        let timers = Arc::new(
+            scheduled_thread_pool::ScheduledThreadPool::builder()
+                .num_threads(1)
+                .thread_name_pattern("pitboss-log-reads-{}")
+                .build(),
+        );
+        Arc::new(StoredReads {
+            url: url.clone(),
+            replica,
+            recorded: store::shared_read_pool(url, 2, &timers, CONN_IDLE),
+            witnesses,
+            kept: Mutex::new(BTreeMap::new()),
+            max,
+            timers,
+        })
+    }
+
+    /// The logs kept now, the idle ones dropped first (one a request holds is not idle: a
+    /// listing that follows the log waits on its size).
+    fn kept_now(&self) -> Vec<(String, Weak<LogReads>)> {
         let mut kept = self.kept.lock().expect("kept lock");
-        kept.retain(|_, k| k.used.elapsed() < KEPT_IDLE);
+        kept.retain(|_, k| k.used.elapsed() < KEPT_IDLE || Arc::strong_count(&k.reads) > 1);
         kept.iter()
-            .map(|(o, k)| (o.clone(), k.reads.clone()))
+            .map(|(o, k)| (o.clone(), Arc::downgrade(&k.reads)))
             .collect()
     }
 
@@ -119,7 +140,7 @@ impl StoredReads {
             return Ok(None);
         };
         let reads = Arc::new(LogReads::polled_elsewhere(
-            store::lazy_read_pool(&self.url.for_log(&namespace), 2),
+            store::shared_read_pool(&self.url.for_log(&namespace), 2, &self.timers, CONN_IDLE),
             self.witnesses.clone(),
         ));
         // Its size read before its first answer: a listing never promises less than is there.
@@ -135,8 +156,10 @@ impl StoredReads {
             return Ok(Some(k.reads.clone()));
         }
         if kept.len() >= self.max {
+            // The least recently read that no request holds now.
             let oldest = kept
                 .iter()
+                .filter(|(_, k)| Arc::strong_count(&k.reads) == 1)
                 .min_by_key(|(_, k)| k.used)
                 .map(|(o, _)| o.clone());
             if let Some(o) = oldest {
@@ -191,7 +214,7 @@ mod tests {
         let ops = ["op1", "op2", "op3", "op4", "op5"];
         let url = stores(dir.path(), &ops);
         let witnesses = Witnesses::parse(&Default::default()).expect("no witnesses");
-        let stored = StoredReads::keeping(&url, false, witnesses, 3).expect("start");
+        let stored = StoredReads::keeping(&url, false, witnesses, 3);
         assert!(stored.of("nobody").expect("read").is_none());
         assert_eq!(stored.kept(), 0, "a log that is not recorded is not kept");
         let first = stored.of("op1").expect("read").expect("recorded");
@@ -204,13 +227,23 @@ mod tests {
             &first,
             &stored.of("op1").expect("read").expect("kept")
         ));
+        let weak = Arc::downgrade(&first);
+        drop(first);
         for op in &ops[1..] {
             assert!(stored.of(op).expect("read").is_some());
             assert!(stored.kept() <= 3, "{} kept", stored.kept());
         }
         assert_eq!(stored.kept(), 3);
-        // The least recently read went first: op1 is made again, a new one.
-        let again = stored.of("op1").expect("read").expect("recorded");
-        assert!(!Arc::ptr_eq(&first, &again));
+        // The least recently read went first (its reads dropped, its poll with them).
+        assert!(weak.upgrade().is_none(), "op1's reads were dropped");
+        // A log a request holds (a listing waiting on its size) is not dropped for another.
+        let held = stored.of("op2").expect("read").expect("recorded");
+        for op in ["op3", "op4", "op5", "op1"] {
+            stored.of(op).expect("read");
+        }
+        assert!(Arc::ptr_eq(
+            &held,
+            &stored.of("op2").expect("read").expect("kept")
+        ));
     }
 }

@@ -335,6 +335,23 @@ pub fn lazy_read_pool(url: &DatabaseUrl, size: u32) -> ReadPool {
         .build_unchecked(Manager(url.clone()))
 }
 
+/// One of many small read pools ([`lazy_read_pool`]) that share `timers` (r2d2's reaper and
+/// connector threads) and close a connection unused for `idle` (r2d2 looks every 30 s).
+pub fn shared_read_pool(
+    url: &DatabaseUrl,
+    size: u32,
+    timers: &std::sync::Arc<scheduled_thread_pool::ScheduledThreadPool>,
+    idle: Duration,
+) -> ReadPool {
+    Pool::builder()
+        .max_size(size)
+        .min_idle(Some(0))
+        .connection_timeout(Duration::from_secs(3))
+        .idle_timeout(Some(idle))
+        .thread_pool(timers.clone())
+        .build_unchecked(Manager(url.clone()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1382,6 +1382,11 @@ fn an_operators_log_is_read_through_every_node_from_the_store_postgres() {
         std::thread::sleep(Duration::from_millis(50));
     }
 
+    // A key made a moment ago through a is looked for in the store by c before it reads.
+    let fresh = a.create_key(ADMIN_KEY, "auditor", None);
+    let (s, body, by) = read(&c, &fresh, "/v1/audit/checkpoint?log=op1");
+    assert_eq!((s, by), (200, None), "a key made a moment ago: {body}");
+
     // Its writer killed: the others answer the same, and neither took the log to read it.
     b.kill();
     for (path, on_b) in &want {

@@ -976,3 +976,50 @@ fn the_daily_summary_equals_the_replays_sqlite() {
 fn the_daily_summary_equals_the_replays_postgres() {
     the_daily_summary_equals_the_replays(Backend::Postgres);
 }
+
+/// A switch's environment variable takes what deployment files write: `1`, `yes`, `on` turn
+/// `--require-registration` on, `0`, `no`, `off` leave it off (the CLI took only `true` and
+/// `false`), and a word that is neither is refused at start, naming the setting.
+#[test]
+fn a_switchs_environment_variable_takes_1_yes_on_and_their_opposites_sqlite() {
+    for (value, on) in [
+        ("1", true),
+        ("yes", true),
+        ("on", true),
+        ("0", false),
+        ("off", false),
+    ] {
+        let storage = Storage::new(Backend::Sqlite);
+        let server = TestServer::spawn(
+            &crate::source::plans_dir(),
+            &storage,
+            &[
+                ("PITBOSS_ADMIN_KEY", ADMIN_KEY),
+                ("PITBOSS_REQUIRE_REGISTRATION", value),
+            ],
+        );
+        let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
+        let (s, b) = server.post(
+            &op,
+            "/v1/tables",
+            json!({"table": "t1", "plan": "evolution-roulette@1", "mode": "live"}),
+        );
+        let want = if on { 422 } else { 201 };
+        assert_eq!(s, want, "PITBOSS_REQUIRE_REGISTRATION={value}: {b}");
+    }
+    let data = tempfile::tempdir().expect("dir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pitboss"))
+        .args(["--plans"])
+        .arg(crate::source::plans_dir())
+        .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+        .arg(data.path())
+        .env("PITBOSS_REQUIRE_REGISTRATION", "maybe")
+        .output()
+        .expect("run pitboss");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("maybe") && err.contains("--require-registration"),
+        "{err}"
+    );
+}
