@@ -159,6 +159,72 @@ fn read(node: &TestServer, key: &str, path: &str) -> (u16, String) {
     (s, body)
 }
 
+/// Opens table `t0` for `op` through `node` and plays `rounds` roulette rounds of one bet.
+fn play_rounds(node: &TestServer, op: &str, rounds: usize) {
+    let (s, t) = node.post(
+        op,
+        "/v1/tables",
+        json!({"table": "t0", "plan": "synot-roulette@1", "mode": "rng"}),
+    );
+    assert_eq!(s, 201, "{t}");
+    for _ in 0..rounds {
+        let (s, r) = node.post(op, "/v1/tables/t0/rounds", json!({}));
+        assert_eq!(s, 201, "{r}");
+        let round = r["round"].as_str().expect("round").to_string();
+        let (s, r) = node.post(
+            op,
+            &format!("/v1/rounds/{round}/bets"),
+            json!({"bets": [{"player": "p1", "bet": "straight", "numbers": [7], "stake_minor": 100}]}),
+        );
+        assert_eq!(s, 200, "{r}");
+        for event in ["close_betting", "draw"] {
+            let (s, r) = node.post(
+                op,
+                &format!("/v1/rounds/{round}/events"),
+                json!({"type": event}),
+            );
+            assert_eq!(s, 200, "{event}: {r}");
+        }
+    }
+}
+
+/// Each of `paths` as both nodes answer it once they agree (the replica replays the
+/// primary's log within moments), within 10 s.
+fn agreed(a: &TestServer, b: &TestServer, key: &str, paths: &[String]) -> Vec<String> {
+    let mut want = Vec::new();
+    for path in paths {
+        let started = Instant::now();
+        let answer = loop {
+            let (s, got) = read(a, key, path);
+            let (s2, got2) = read(b, key, path);
+            if s == 200 && (s2, &got2) == (200, &got) && !got.contains("\"next\":0") {
+                break got;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{path}: {} {s} {got}; {} {s2} {got2}",
+                a.base,
+                b.base
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        want.push(answer);
+    }
+    want
+}
+
+/// With the primary stopped, each node answers each of `paths` as `want` within 2 s.
+fn answered_without_primary(nodes: &[&TestServer], key: &str, paths: &[String], want: &[String]) {
+    for (path, want) in paths.iter().zip(want) {
+        for n in nodes {
+            let started = Instant::now();
+            let (s, got) = read(n, key, path);
+            assert_eq!((s, &got), (200, want), "{path} with the primary stopped");
+            assert!(started.elapsed() < Duration::from_secs(2));
+        }
+    }
+}
+
 #[test]
 fn audit_reads_are_served_from_a_read_replica_postgres() {
     let pair = match PgPair::start() {
@@ -174,31 +240,7 @@ fn audit_reads_are_served_from_a_read_replica_postgres() {
     let op = a.create_key(ADMIN_KEY, "operator", Some("op1"));
     let auditor = a.create_key(ADMIN_KEY, "auditor", None);
     let b = node(&pair, data.path());
-    let (s, t) = a.post(
-        &op,
-        "/v1/tables",
-        json!({"table": "t0", "plan": "synot-roulette@1", "mode": "rng"}),
-    );
-    assert_eq!(s, 201, "{t}");
-    for _ in 0..3 {
-        let (s, r) = a.post(&op, "/v1/tables/t0/rounds", json!({}));
-        assert_eq!(s, 201, "{r}");
-        let round = r["round"].as_str().expect("round").to_string();
-        let (s, r) = a.post(
-            &op,
-            &format!("/v1/rounds/{round}/bets"),
-            json!({"bets": [{"player": "p1", "bet": "straight", "numbers": [7], "stake_minor": 100}]}),
-        );
-        assert_eq!(s, 200, "{r}");
-        for event in ["close_betting", "draw"] {
-            let (s, r) = a.post(
-                &op,
-                &format!("/v1/rounds/{round}/events"),
-                json!({"type": event}),
-            );
-            assert_eq!(s, 200, "{event}: {r}");
-        }
-    }
+    play_rounds(&a, &op, 3);
     let (s, signed) = a.post(&auditor, "/v1/audit/checkpoint", json!({}));
     assert_eq!(s, 200, "{signed}");
     let size = signed["tree_size"].as_u64().expect("tree_size");
@@ -209,23 +251,7 @@ fn audit_reads_are_served_from_a_read_replica_postgres() {
         format!("/v1/audit/consistency?from=1&to={size}"),
     ];
     // Both nodes read the replica, which replays the primary's log within moments.
-    let mut want = Vec::new();
-    for path in &paths {
-        let started = Instant::now();
-        let answer = loop {
-            let (s, got) = read(&a, &auditor, path);
-            let (s2, got2) = read(&b, &auditor, path);
-            if s == 200 && (s2, &got2) == (200, &got) && !got.contains("\"next\":0") {
-                break got;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "{path}: writer {s} {got}; standby {s2} {got2}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        want.push(answer);
-    }
+    let want = agreed(&a, &b, &auditor, &paths);
     let entries: serde_json::Value = serde_json::from_str(&want[0]).expect("json");
     assert_eq!(
         entries["entries"].as_array().expect("entries").len() as u64,
@@ -245,14 +271,7 @@ fn audit_reads_are_served_from_a_read_replica_postgres() {
 
     // The primary gone: commands fail, the audit log's reads still come from the replica.
     pair.stop_primary();
-    for (path, want) in paths.iter().zip(&want) {
-        for n in [&a, &b] {
-            let started = Instant::now();
-            let (s, got) = read(n, &auditor, path);
-            assert_eq!((s, &got), (200, want), "{path} with the primary stopped");
-            assert!(started.elapsed() < Duration::from_secs(2));
-        }
-    }
+    answered_without_primary(&[&a, &b], &auditor, &paths, &want);
     let (s, r) = a.post(&op, "/v1/tables/t0/rounds", json!({}));
     assert_eq!(s, 503, "a command with the primary stopped: {r}");
 }
@@ -297,31 +316,7 @@ fn operators_logs_are_read_from_a_read_replica_postgres() {
     // op1's log written by a, op2's by b: each operator plays through its node.
     let mut sizes = Vec::new();
     for (n, op, log) in [(&a, &ops[0], "op1"), (&b, &ops[1], "op2")] {
-        let (s, t) = n.post(
-            op,
-            "/v1/tables",
-            json!({"table": "t0", "plan": "synot-roulette@1", "mode": "rng"}),
-        );
-        assert_eq!(s, 201, "{t}");
-        for _ in 0..2 {
-            let (s, r) = n.post(op, "/v1/tables/t0/rounds", json!({}));
-            assert_eq!(s, 201, "{r}");
-            let round = r["round"].as_str().expect("round").to_string();
-            let (s, r) = n.post(
-                op,
-                &format!("/v1/rounds/{round}/bets"),
-                json!({"bets": [{"player": "p1", "bet": "straight", "numbers": [7], "stake_minor": 100}]}),
-            );
-            assert_eq!(s, 200, "{r}");
-            for event in ["close_betting", "draw"] {
-                let (s, r) = n.post(
-                    op,
-                    &format!("/v1/rounds/{round}/events"),
-                    json!({"type": event}),
-                );
-                assert_eq!(s, 200, "{event}: {r}");
-            }
-        }
+        play_rounds(n, op, 2);
         let (s, signed) = n.post(
             &auditor,
             &format!("/v1/audit/checkpoint?log={log}"),
@@ -341,23 +336,7 @@ fn operators_logs_are_read_from_a_read_replica_postgres() {
     }
     paths.push("/v1/audit/entries?limit=10000".to_string());
     // Both nodes read the replica, which replays the primary's logs within moments.
-    let mut want = Vec::new();
-    for path in &paths {
-        let started = Instant::now();
-        let answer = loop {
-            let (s, got) = read(&a, &auditor, path);
-            let (s2, got2) = read(&b, &auditor, path);
-            if s == 200 && (s2, &got2) == (200, &got) && !got.contains("\"next\":0") {
-                break got;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "{path}: a {s} {got}; b {s2} {got2}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        want.push(answer);
-    }
+    let want = agreed(&a, &b, &auditor, &paths);
     assert!(want[0].contains("/operator/op1") || want[1].contains("/operator/op1"));
     assert!(
         want[5].contains("/operator/op2"),
@@ -367,14 +346,7 @@ fn operators_logs_are_read_from_a_read_replica_postgres() {
 
     // The primary gone: commands fail, every log's reads still come from the replica.
     pair.stop_primary();
-    for (path, want) in paths.iter().zip(&want) {
-        for n in [&a, &b] {
-            let started = Instant::now();
-            let (s, got) = read(n, &auditor, path);
-            assert_eq!((s, &got), (200, want), "{path} with the primary stopped");
-            assert!(started.elapsed() < Duration::from_secs(2));
-        }
-    }
+    answered_without_primary(&[&a, &b], &auditor, &paths, &want);
     let (s, r) = a.post(&ops[0], "/v1/tables/t0/rounds", json!({}));
     assert_eq!(s, 503, "a command with the primary stopped: {r}");
 }
