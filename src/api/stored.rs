@@ -13,7 +13,8 @@
 //! dropped first). Each has a pool of at most two connections, closed after [`CONN_IDLE`]
 //! unused; the size poller keeps one of them open while the log is kept, so a node holds about
 //! one connection per log read lately, at most `2 × KEPT_MAX` in a burst. One thread reads the
-//! size of every kept log every [`SIZE_POLL`], and the pools share one timer thread.
+//! size of every kept log every [`SIZE_POLL`]; the pools' timers are the process's
+//! ([`store::lazy_read_pool`]).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -47,8 +48,6 @@ pub struct StoredReads {
     kept: Mutex<BTreeMap<String, Kept>>,
     /// Most logs kept ([`KEPT_MAX`]).
     max: usize,
-    /// The pools' timer thread (r2d2's reaper and connector), shared.
-    timers: Arc<scheduled_thread_pool::ScheduledThreadPool>,
 }
 
 struct Kept {
@@ -91,20 +90,13 @@ impl StoredReads {
         witnesses: Witnesses,
         max: usize,
     ) -> Arc<StoredReads> {
-        let timers = Arc::new(
-            scheduled_thread_pool::ScheduledThreadPool::builder()
-                .num_threads(1)
-                .thread_name_pattern("pitboss-log-reads-{}")
-                .build(),
-        );
         Arc::new(StoredReads {
             url: url.clone(),
             replica,
-            recorded: store::shared_read_pool(url, 2, &timers, CONN_IDLE),
+            recorded: store::lazy_read_pool_idle(url, 2, CONN_IDLE),
             witnesses,
             kept: Mutex::new(BTreeMap::new()),
             max,
-            timers,
         })
     }
 
@@ -140,7 +132,7 @@ impl StoredReads {
             return Ok(None);
         };
         let reads = Arc::new(LogReads::polled_elsewhere(
-            store::shared_read_pool(&self.url.for_log(&namespace), 2, &self.timers, CONN_IDLE),
+            store::lazy_read_pool_idle(&self.url.for_log(&namespace), 2, CONN_IDLE),
             self.witnesses.clone(),
         ));
         // Its size read before its first answer: a listing never promises less than is there.

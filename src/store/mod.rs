@@ -327,22 +327,28 @@ pub fn read_pool(url: &DatabaseUrl, size: u32) -> Result<ReadPool, StoreError> {
 
 /// A pool that connects on first use (a standby's reads, or a read replica that may not be up
 /// when the node starts): a reader waits at most 3 s for a connection, as with [`read_pool`].
+/// A connection unused for [`LAZY_IDLE`] is closed, and every such pool of the process shares
+/// one pair of timer threads (r2d2 starts three per pool otherwise: with a log per operator,
+/// three per operator's log).
 pub fn lazy_read_pool(url: &DatabaseUrl, size: u32) -> ReadPool {
-    Pool::builder()
-        .max_size(size)
-        .min_idle(Some(0))
-        .connection_timeout(Duration::from_secs(3))
-        .build_unchecked(Manager(url.clone()))
+    lazy_read_pool_idle(url, size, LAZY_IDLE)
 }
 
-/// One of many small read pools ([`lazy_read_pool`]) that share `timers` (r2d2's reaper and
-/// connector threads) and close a connection unused for `idle` (r2d2 looks every 30 s).
-pub fn shared_read_pool(
-    url: &DatabaseUrl,
-    size: u32,
-    timers: &std::sync::Arc<scheduled_thread_pool::ScheduledThreadPool>,
-    idle: Duration,
-) -> ReadPool {
+/// How long a lazy pool keeps a connection nobody uses.
+pub const LAZY_IDLE: Duration = Duration::from_secs(60);
+
+/// [`lazy_read_pool`], closing a connection unused for `idle` (r2d2 looks every 30 s).
+pub fn lazy_read_pool_idle(url: &DatabaseUrl, size: u32, idle: Duration) -> ReadPool {
+    static TIMERS: std::sync::OnceLock<std::sync::Arc<scheduled_thread_pool::ScheduledThreadPool>> =
+        std::sync::OnceLock::new();
+    let timers = TIMERS.get_or_init(|| {
+        std::sync::Arc::new(
+            scheduled_thread_pool::ScheduledThreadPool::builder()
+                .num_threads(2)
+                .thread_name_pattern("pitboss-pools-{}")
+                .build(),
+        )
+    });
     Pool::builder()
         .max_size(size)
         .min_idle(Some(0))
