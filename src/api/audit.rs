@@ -86,26 +86,44 @@ impl LogReads {
         }
     }
 
+    /// A node's reads of the log `service` holds (written or followed here): from the read
+    /// replica when one is configured, else `service`'s own.
+    pub fn of_node(
+        service: &crate::service::Service,
+        replica: Option<&crate::store::DatabaseUrl>,
+    ) -> Result<LogReads, String> {
+        match replica {
+            None => Ok(LogReads::of_writer(service)),
+            Some(r) => LogReads::polled(
+                crate::store::lazy_read_pool(r, 4),
+                service.witnesses.clone(),
+            ),
+        }
+    }
+
     /// Reads on `pool`, which another process writes (a standby's store, or a replica).
     pub fn polled(
         pool: ReadPool,
         witnesses: crate::service::witnessing::Witnesses,
     ) -> Result<LogReads, String> {
-        let reads = LogReads::polled_elsewhere(pool, witnesses);
-        let LogSize::Polled(polled) = &reads.size else {
-            unreachable!("made polled")
-        };
-        let (polled, pool) = (polled.clone(), reads.pool.clone());
-        std::thread::Builder::new()
-            .name("pitboss-log-size".into())
-            .spawn(move || {
-                while !polled.stop.load(Ordering::Acquire) {
-                    polled.poll(&pool, "");
-                    std::thread::sleep(SIZE_POLL);
-                }
-            })
-            .map_err(|e| e.to_string())?;
-        Ok(reads)
+        let polled = std::sync::Arc::new(Polled::default());
+        {
+            let (polled, pool) = (polled.clone(), pool.clone());
+            std::thread::Builder::new()
+                .name("pitboss-log-size".into())
+                .spawn(move || {
+                    while !polled.stop.load(Ordering::Acquire) {
+                        polled.poll(&pool, "");
+                        std::thread::sleep(SIZE_POLL);
+                    }
+                })
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(LogReads {
+            pool,
+            size: LogSize::Polled(polled),
+            witnesses,
+        })
     }
 
     /// Reads on `pool` whose size is read by [`LogReads::poll`], called by its owner
@@ -314,6 +332,16 @@ impl std::ops::Deref for Chosen {
     }
 }
 
+impl Chosen {
+    /// The reads of the log `svc` writes on this node, with its writer.
+    fn of_writer(svc: std::sync::Arc<crate::service::Service>) -> Chosen {
+        Chosen {
+            reads: ChosenReads::Writer(LogReads::of_writer(&svc)),
+            writer: Some(svc),
+        }
+    }
+}
+
 pub async fn chosen(
     reads: &web::Data<LogReads>,
     state: Option<&web::Data<AppState>>,
@@ -344,10 +372,7 @@ pub async fn chosen(
         return Ok(if std::sync::Arc::ptr_eq(&svc, &st.service) {
             node()
         } else {
-            Chosen {
-                reads: ChosenReads::Writer(LogReads::of_writer(&svc)),
-                writer: Some(svc),
-            }
+            Chosen::of_writer(svc)
         });
     };
     let Some((operator, named)) = st.operator_log_named(caller, log)? else {
@@ -355,10 +380,7 @@ pub async fn chosen(
     };
     let writer = st.logs.as_ref().and_then(|l| l.get(&operator));
     if let (Some(w), false) = (&writer, stored.replica) {
-        return Ok(Chosen {
-            reads: ChosenReads::Writer(LogReads::of_writer(w)),
-            writer,
-        });
+        return Ok(Chosen::of_writer(w.clone()));
     }
     let op = operator.clone();
     match blocking(move || stored.of(&op)).await? {
@@ -368,10 +390,7 @@ pub async fn chosen(
         }),
         // Made a moment ago, not on the replica yet: its writer's reads, here.
         None => match writer {
-            Some(w) => Ok(Chosen {
-                reads: ChosenReads::Writer(LogReads::of_writer(&w)),
-                writer: Some(w),
-            }),
+            Some(w) => Ok(Chosen::of_writer(w)),
             None if named => Err(super::logs::no_such_log(&operator, false)),
             // An operator without a log of its own: its entries are in the service's.
             None => Ok(node()),
@@ -695,9 +714,9 @@ pub async fn proof_of(
 ) -> Result<HttpResponse, Problem> {
     caller.require(READERS)?;
     let reads = chosen(&reads, writer.as_ref(), &caller, log.as_deref()).await?;
-    // A node that does not write the log proves against the latest checkpoint stored (the
-    // router passes such a request to the log's writer).
-    // The checkpoint just signed is read where it was written (a replica may not hold it yet).
+    // Without a size, the log's writer signs a checkpoint first (the router passes such a
+    // request to it), and the proof is read where that checkpoint was written (a replica may
+    // not hold it yet); a node that does not write the log proves against the latest stored.
     let pool = match (size, &reads.writer) {
         (None, Some(w)) => {
             w.checkpoint_now().await.map_err(|e| unavailable(&e))?;

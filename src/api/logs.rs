@@ -112,36 +112,24 @@ impl AppState {
     /// operator may name only its own), else the caller's own log for an operator with a log
     /// of its own, else the service's.
     pub fn log_named(&self, caller: &Caller, log: Option<&str>) -> Result<Arc<Service>, Problem> {
-        let own = caller.operator.as_deref().filter(|_| !caller.reads_all());
-        match (log, own) {
-            (Some(l), Some(o)) if l != o && l != SERVICE_LOG => {
-                Err(forbidden("an operator reads only its own log"))
-            }
-            (Some(l), _) => self.log_by_name(l),
+        match self.operator_log_named(caller, log)? {
+            None => Ok(self.service.clone()),
+            Some((l, true)) => self.log_by_name(&l),
             // An operator without a log of its own (none made yet, or a deployment of one
             // log) has its entries, or those of its keys, in the service's.
-            (None, Some(o)) => Ok(self.log_of(o)),
-            (None, None) => Ok(self.service.clone()),
+            Some((o, false)) => Ok(self.log_of(&o)),
         }
     }
-}
 
-impl AppState {
     /// The operator's log an audit route reads, by name, without opening it: `None` for the
     /// service's; else the operator and whether the request named it (`?log=`; else it is the
-    /// caller's own, which may have no log of its own yet). The same rules as
-    /// [`AppState::log_named`].
+    /// caller's own, which may have no log of its own yet); `403` for an operator naming
+    /// another's. [`AppState::log_named`] opens what it names.
     pub fn operator_log_named(
         &self,
         caller: &Caller,
         log: Option<&str>,
     ) -> Result<Option<(String, bool)>, Problem> {
-        if self.logs.is_none() {
-            return match log {
-                None | Some(SERVICE_LOG) => Ok(None),
-                Some(l) => Err(no_such_log(l, true)),
-            };
-        }
         let own = caller.operator.as_deref().filter(|_| !caller.reads_all());
         match (log, own) {
             (Some(SERVICE_LOG), _) | (None, None) => Ok(None),

@@ -489,12 +489,10 @@ pub async fn serve(config: ServeConfig, plans: PlanSet) -> Result<(), String> {
     )
     .map_err(|e| format!("console: {e}"))?;
     let node_token = web::Data::new(super::auth::NodeToken(node_token));
-    let reads = web::Data::new(match &read_url {
-        None => super::audit::LogReads::of_writer(&service),
-        Some(r) => {
-            super::audit::LogReads::polled(store::lazy_read_pool(r, 4), service.witnesses.clone())?
-        }
-    });
+    let reads = web::Data::new(super::audit::LogReads::of_node(
+        &service,
+        read_url.as_ref(),
+    )?);
     let state = web::Data::new(AppState {
         plans: service.plans.clone(),
         service: Arc::new(service),
@@ -700,14 +698,8 @@ impl Follower {
         .map_err(|e| failed(format!("console: {e}")))?;
         // The service's log's audit reads: from the replica when one is configured, else the
         // followed state's count (it follows what is committed).
-        let reads = web::Data::new(match read_url {
-            None => super::audit::LogReads::of_writer(&followed),
-            Some(r) => super::audit::LogReads::polled(
-                store::lazy_read_pool(r, 4),
-                followed.witnesses.clone(),
-            )
-            .map_err(failed)?,
-        });
+        let reads =
+            web::Data::new(super::audit::LogReads::of_node(&followed, read_url).map_err(failed)?);
         let state = web::Data::new(AppState {
             plans: followed.plans.clone(),
             service: Arc::new(followed),

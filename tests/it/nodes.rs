@@ -614,6 +614,25 @@ fn read(node: &TestServer, key: &str, path: &str) -> (u16, String, Option<String
     (status, body, writer)
 }
 
+/// `node` answers `path` as `want` itself (not passed on: no `Pitboss-Writer`) within 3 s (a
+/// node that does not write the log reads its size every 200 ms).
+fn answers_here_as(node: &TestServer, key: &str, path: &str, want: &str) {
+    let started = Instant::now();
+    loop {
+        let (s, got, by) = read(node, key, path);
+        assert_eq!(by, None, "{path} was passed on by {}", node.base);
+        if (s, got.as_str()) == (200, want) {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{path} on {}: {s} {got}\nwanted: {want}",
+            node.base
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// The audit log's reads a standby serves itself, from the store.
 fn audit_reads(size: u64) -> Vec<String> {
     vec![
@@ -651,19 +670,7 @@ fn a_standby_serves_the_audit_log_from_the_store_postgres() {
     for path in audit_reads(size) {
         let (ws, want, by) = read(&a, &auditor, &path);
         assert_eq!((ws, by), (200, None), "{path} on the writer: {want}");
-        let started = Instant::now();
-        loop {
-            let (s, got, by) = read(&b, &auditor, &path);
-            assert_eq!(by, None, "{path} was forwarded");
-            if (s, &got) == (200, &want) {
-                break;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(3),
-                "{path} on the standby: {s} {got}\non the writer: {want}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        answers_here_as(&b, &auditor, &path, &want);
     }
     let (s, text) = b.get_text(None, "/metrics");
     assert_eq!(s, 200);
@@ -1323,21 +1330,7 @@ fn an_operators_log_is_read_through_every_node_from_the_store_postgres() {
         let (s, on_b, by) = read(&b, &auditor, &path);
         assert_eq!((s, by), (200, None), "{path} on its writer: {on_b}");
         for n in [&a, &c] {
-            // A node reads a log's size every 200 ms: within a second it answers as the writer.
-            let started = Instant::now();
-            loop {
-                let (s, got, by) = read(n, &auditor, &path);
-                assert_eq!(by, None, "{path} was passed on by {}", n.base);
-                if (s, &got) == (200, &on_b) {
-                    break;
-                }
-                assert!(
-                    started.elapsed() < Duration::from_secs(3),
-                    "{path} on {}: {s} {got}\non its writer: {on_b}",
-                    n.base
-                );
-                std::thread::sleep(Duration::from_millis(50));
-            }
+            answers_here_as(n, &auditor, &path, &on_b);
         }
         want.push((path, on_b));
     }
@@ -1368,19 +1361,7 @@ fn an_operators_log_is_read_through_every_node_from_the_store_postgres() {
     // The service's log, on the node that follows it (c), as on the node that writes it (a).
     let (s, svc, by) = read(&a, &auditor, "/v1/audit/entries?limit=10000");
     assert_eq!((s, by), (200, None), "{svc}");
-    let started = Instant::now();
-    loop {
-        let (s, got, by) = read(&c, &auditor, "/v1/audit/entries?limit=10000");
-        assert_eq!(by, None, "the service's log's entries were passed on");
-        if (s, &got) == (200, &svc) {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(3),
-            "{s} {got}\n{svc}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    answers_here_as(&c, &auditor, "/v1/audit/entries?limit=10000", &svc);
 
     // A key made a moment ago through a is looked for in the store by c before it reads.
     let fresh = a.create_key(ADMIN_KEY, "auditor", None);

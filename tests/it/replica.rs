@@ -90,6 +90,15 @@ impl PgPair {
         Ok(pair)
     }
 
+    /// The pair, or `None` with the reason the test is skipped printed.
+    pub fn start_or_skip() -> Option<PgPair> {
+        PgPair::start()
+            .map_err(|e| {
+                eprintln!("SKIPPED: a PostgreSQL primary and replica cannot be made here: {e}")
+            })
+            .ok()
+    }
+
     /// Runs one of the server's programs as the `postgres` user (the server refuses root).
     fn pg(&self, program: &str, args: &[&str]) -> Result<(), String> {
         let out = Command::new("runuser")
@@ -227,12 +236,8 @@ fn answered_without_primary(nodes: &[&TestServer], key: &str, paths: &[String], 
 
 #[test]
 fn audit_reads_are_served_from_a_read_replica_postgres() {
-    let pair = match PgPair::start() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("SKIPPED: a PostgreSQL primary and replica cannot be made here: {e}");
-            return;
-        }
+    let Some(pair) = PgPair::start_or_skip() else {
+        return;
     };
     // One data directory for both nodes: the log's signing key is theirs to share.
     let data = tempfile::tempdir().expect("dir");
@@ -298,12 +303,8 @@ fn op_node(pair: &PgPair, data: &Path) -> TestServer {
 /// from the replica, alike; with the primary stopped, still.
 #[test]
 fn operators_logs_are_read_from_a_read_replica_postgres() {
-    let pair = match PgPair::start() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("SKIPPED: a PostgreSQL primary and replica cannot be made here: {e}");
-            return;
-        }
+    let Some(pair) = PgPair::start_or_skip() else {
+        return;
     };
     let data = tempfile::tempdir().expect("dir");
     let a = op_node(&pair, data.path());
