@@ -449,9 +449,113 @@ pub fn write_jcs_string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
+/// Writes the RFC 8785 form of a payload whose numbers are all integers within ±(2^53−1), and
+/// returns `false` (with `out` partly written) at the first number that is not. For such
+/// integers the ECMAScript number text RFC 8785 asks for is the plain decimal; strings are
+/// escaped by [`write_jcs_string`]; an object's members go in the order of their names' UTF-16
+/// code units, which is the order of a `serde_json::Map` (a B-tree over UTF-8 bytes, i.e. code
+/// points) unless a name holds a character beyond U+FFFF: then, or if the map is in any other
+/// order, the names are sorted here. The same bytes as `serde_json_canonicalizer` (tested
+/// against it), without its buffering of every member.
+fn write_canonical_payload(out: &mut Vec<u8>, v: &Value) -> bool {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) if i.unsigned_abs() <= MAX_SAFE_INTEGER => {
+                let mut buf = itoa_buf();
+                out.extend_from_slice(itoa(&mut buf, i));
+            }
+            _ => return false,
+        },
+        Value::String(s) => write_jcs_string(out, s),
+        Value::Array(a) => {
+            out.push(b'[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                if !write_canonical_payload(out, x) {
+                    return false;
+                }
+            }
+            out.push(b']');
+        }
+        Value::Object(o) => {
+            out.push(b'{');
+            let mut prev: Option<&str> = None;
+            let in_order = o.keys().all(|k| {
+                let ok = prev.is_none_or(|p| utf16_cmp(p, k).is_lt());
+                prev = Some(k);
+                ok
+            });
+            let mut member = |i: usize, k: &str, x: &Value| {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_jcs_string(out, k);
+                out.push(b':');
+                write_canonical_payload(out, x)
+            };
+            if in_order {
+                for (i, (k, x)) in o.iter().enumerate() {
+                    if !member(i, k, x) {
+                        return false;
+                    }
+                }
+            } else {
+                let mut members: Vec<(&String, &Value)> = o.iter().collect();
+                members.sort_by(|a, b| utf16_cmp(a.0, b.0));
+                for (i, (k, x)) in members.into_iter().enumerate() {
+                    if !member(i, k, x) {
+                        return false;
+                    }
+                }
+            }
+            out.push(b'}');
+        }
+    }
+    true
+}
+
+/// Orders two names by their UTF-16 code units (RFC 8785 §3.2.3). UTF-8 bytes order the same
+/// way unless one of them holds a character beyond U+FFFF (four UTF-8 bytes, a surrogate pair).
+fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let wide = |s: &str| s.bytes().any(|c| c >= 0xf0);
+    if wide(a) || wide(b) {
+        a.encode_utf16().cmp(b.encode_utf16())
+    } else {
+        a.as_bytes().cmp(b.as_bytes())
+    }
+}
+
+fn itoa_buf() -> [u8; 20] {
+    [0; 20]
+}
+
+/// The decimal text of `i` in `buf` (no allocation).
+fn itoa(buf: &mut [u8; 20], i: i64) -> &[u8] {
+    let mut n = i.unsigned_abs();
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    &buf[at..]
+}
+
 /// Writes the canonical bytes of an entry into `out` (cleared first). The member order is the
 /// RFC 8785 order of the fixed member names: ids, kind, payload, prev, seq, ts, v; inside ids:
-/// bet, operator, round, table. The payload goes through the RFC 8785 canonicaliser.
+/// bet, operator, round, table. The payload is written by [`write_canonical_payload`].
 pub fn encode_canonical(
     out: &mut Vec<u8>,
     seq: u64,
@@ -461,7 +565,6 @@ pub fn encode_canonical(
     if seq > MAX_SAFE_INTEGER {
         return Err(EntryError::SeqTooLarge(seq));
     }
-    check_numbers(&entry.payload)?;
     out.clear();
     out.extend_from_slice(b"{\"ids\":{");
     let mut first = true;
@@ -488,14 +591,18 @@ pub fn encode_canonical(
     out.extend_from_slice(b"},\"kind\":");
     write_jcs_string(out, entry.kind.as_str());
     out.extend_from_slice(b",\"payload\":");
-    serde_json_canonicalizer::to_writer(&entry.payload, out)
-        .map_err(|e| EntryError::Canonical(e.to_string()))?;
+    if !write_canonical_payload(out, &entry.payload) {
+        // A number out of reach: the walk that names where.
+        check_numbers(&entry.payload)?;
+        return Err(EntryError::Canonical("a number the log cannot hold".into()));
+    }
     out.extend_from_slice(b",\"prev\":\"");
     let mut hex = [0u8; 64];
     prev.write_hex(&mut hex);
     out.extend_from_slice(&hex);
     out.extend_from_slice(b"\",\"seq\":");
-    out.extend_from_slice(seq.to_string().as_bytes());
+    let mut buf = itoa_buf();
+    out.extend_from_slice(itoa(&mut buf, seq as i64));
     out.extend_from_slice(b",\"ts\":\"");
     out.extend_from_slice(entry.ts.to_string().as_bytes());
     out.extend_from_slice(b"\",\"v\":1}");
@@ -686,6 +793,100 @@ mod tests {
             );
             WireEntry::parse(&buf).expect("own bytes parse");
             check_canonical(&buf).expect("own bytes are canonical");
+        }
+    }
+
+    /// A payload drawn from a small deterministic generator: nested objects and arrays, names
+    /// and strings from an alphabet that holds escapes, U+E000..U+FFFF and characters beyond
+    /// U+FFFF (the names whose UTF-8 and UTF-16 orders differ), integers at the bounds.
+    fn drawn(seed: &mut u64, depth: u32) -> Value {
+        fn next(seed: &mut u64, n: u64) -> u64 {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (*seed >> 33) % n
+        }
+        fn text(seed: &mut u64) -> String {
+            const ALPHABET: [&str; 12] = [
+                "a",
+                "b",
+                "Z",
+                "_",
+                "\"",
+                "\\",
+                "\n",
+                "\u{1}",
+                "\u{e9}",
+                "\u{ff61}",
+                "\u{1F600}",
+                "\u{10000}",
+            ];
+            (0..next(seed, 4))
+                .map(|_| ALPHABET[next(seed, 12) as usize])
+                .collect()
+        }
+        match next(seed, if depth == 0 { 4 } else { 6 }) {
+            0 => Value::Null,
+            1 => Value::Bool(next(seed, 2) == 1),
+            2 => {
+                let n = [
+                    0,
+                    1,
+                    -1,
+                    42,
+                    MAX_SAFE_INTEGER as i64,
+                    -(MAX_SAFE_INTEGER as i64),
+                ][next(seed, 6) as usize];
+                json!(n)
+            }
+            3 => Value::String(text(seed)),
+            4 => Value::Array((0..next(seed, 4)).map(|_| drawn(seed, depth - 1)).collect()),
+            _ => {
+                let mut o = serde_json::Map::new();
+                for _ in 0..next(seed, 6) {
+                    let k = text(seed);
+                    let x = drawn(seed, depth - 1);
+                    o.insert(k, x);
+                }
+                Value::Object(o)
+            }
+        }
+    }
+
+    #[test]
+    fn payloads_are_written_as_the_rfc8785_canonicaliser_writes_them() {
+        let mut seed = 7;
+        let mut checked = 0;
+        for _ in 0..5000 {
+            let v = drawn(&mut seed, 4);
+            let mut mine = Vec::new();
+            assert!(write_canonical_payload(&mut mine, &v));
+            let theirs = serde_json_canonicalizer::to_vec(&v).expect("canonicalises");
+            assert_eq!(
+                String::from_utf8_lossy(&mine),
+                String::from_utf8_lossy(&theirs)
+            );
+            checked += usize::from(matches!(&v, Value::Object(o) if o.len() > 1));
+        }
+        assert!(
+            checked > 500,
+            "too few objects with several members: {checked}"
+        );
+        // Names whose UTF-8 order is not their UTF-16 order, in one object.
+        let v = json!({"\u{ff61}": 1, "\u{1F600}": 2, "\u{e000}": 3, "\u{10000}a": 4, "~": 5});
+        let mut mine = Vec::new();
+        assert!(write_canonical_payload(&mut mine, &v));
+        assert_eq!(
+            mine,
+            serde_json_canonicalizer::to_vec(&v).expect("canonicalises")
+        );
+        // Out of reach: refused, not written wrong.
+        for bad in [
+            json!(1.5),
+            json!([9007199254740992u64]),
+            json!({"a": -9007199254740992i64}),
+        ] {
+            assert!(!write_canonical_payload(&mut Vec::new(), &bad));
         }
     }
 
