@@ -1676,16 +1676,8 @@ impl Writer {
         let now = Utc::now();
         let ts = now_ts(now);
         // The player register of the batch's players (002 § 6), read once for the batch.
-        let mut register = match register::Batch::load(
-            &mut self.conn,
-            now,
-            jobs.iter().map(|j| (j.operator.as_str(), &j.command)),
-        ) {
-            // What the batch in flight counted is not in the store yet: counted on top.
-            Ok(r) => match &self.in_flight_register {
-                Some(w) => r.with_in_flight(w),
-                None => r,
-            },
+        let mut register = match self.read_register(now, &jobs) {
+            Ok(r) => r,
             Err(e) => {
                 self.fail_batch(
                     Pending::unwritten(jobs),
@@ -2076,6 +2068,43 @@ impl Writer {
                 self.settle();
             }
         }
+    }
+
+    /// The player register of the batch's players, with what the batch in flight counted
+    /// when the store does not hold that batch yet. Whether it does is read in the same
+    /// snapshot as the register (the log's size against the end of the batch in flight): the
+    /// committer may commit that batch at any moment, before the writer takes its outcome,
+    /// and a register read after that commit already counts it (counted on top again, a
+    /// player's stakes were counted twice and bets under a limit refused).
+    fn read_register(
+        &mut self,
+        now: chrono::DateTime<Utc>,
+        jobs: &[Job],
+    ) -> Result<register::Batch, StoreError> {
+        let commands = || jobs.iter().map(|j| (j.operator.as_str(), &j.command));
+        let Some(in_flight) = &self.in_flight_register else {
+            return register::Batch::load(&mut self.conn, now, commands());
+        };
+        let in_flight_end = self.appender.size();
+        let (read, stored) = self.conn.transaction(|c| {
+            if let DbConnection::Pg(pg) = c {
+                // One snapshot for both reads (PostgreSQL's default gives each its own).
+                diesel::connection::SimpleConnection::batch_execute(
+                    pg,
+                    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+                )?;
+            }
+            let last: Option<i64> = audit_entries::table
+                .select(diesel::dsl::max(audit_entries::seq))
+                .get_result(c)?;
+            let read = register::Batch::load(c, now, commands())?;
+            Ok::<_, StoreError>((read, last.map_or(0, |s| s as u64 + 1)))
+        })?;
+        Ok(if stored < in_flight_end {
+            read.with_in_flight(in_flight)
+        } else {
+            read
+        })
     }
 
     /// What the batch in flight became (`None`: the committer is gone); see [`Writer::settle`].

@@ -5,6 +5,8 @@
 //! pitboss counted; one operator's register never touching another's; the export verifying
 //! and replaying.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde_json::{json, Value};
 
 use crate::server::{Backend, Storage, TestServer, ADMIN_KEY};
@@ -497,4 +499,74 @@ fn self_limits_refuse_bets_over_them_sqlite() {
 #[test]
 fn self_limits_refuse_bets_over_them_postgres() {
     self_limits_refuse_bets_over_them(Backend::Postgres);
+}
+
+/// A player's stakes are counted once, however the batches that carry them meet the one in
+/// flight: a batch's register is read from the store while the batch before it is being
+/// committed, and that batch's counts were added on top of the read even when the read
+/// already held them (a stake counted twice, a bet refused under the limit). Sixteen clients
+/// send one bet each at a time for the same player, twice the limit in all: exactly the limit
+/// is accepted, and no bet sent after a refusal is accepted (a stake counted twice refused
+/// bets early, and later batches, counted right, accepted them again).
+fn concurrent_bets_are_counted_once_against_a_limit(backend: Backend) {
+    let storage = Storage::new(backend);
+    let h = House::start(&storage);
+    h.open_table(&h.op, "r1");
+    const STAKE: i64 = 100;
+    const FITS: i64 = 600;
+    h.ok(
+        &h.op,
+        "/v1/players/px/limits",
+        json!({"stakes_per_day_minor": FITS * STAKE, "person": "px"}),
+    );
+    let round = h.open_round(&h.op, "r1");
+    let full = AtomicBool::new(false);
+    let (clients, each) = (48, (2 * FITS as usize).div_ceil(48));
+    let outcomes: Vec<(usize, usize)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|_| {
+                s.spawn(|| {
+                    let (mut ok, mut no) = (0, 0);
+                    for _ in 0..each {
+                        let after_a_refusal = full.load(Ordering::SeqCst);
+                        let r = h.bets(&h.op, &round, &[("px", STAKE)]);
+                        if r[0]["status"] == "accepted" {
+                            // Stakes only grow here: once one bet was refused at the limit,
+                            // a bet sent after that answer cannot fit.
+                            assert!(!after_a_refusal, "accepted after a refusal: {}", r[0]);
+                            ok += 1;
+                        } else {
+                            refused(&r[0], "limit_exceeded", "002 § 6(3)");
+                            full.store(true, Ordering::SeqCst);
+                            no += 1;
+                        }
+                    }
+                    (ok, no)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|t| t.join().expect("client"))
+            .collect()
+    });
+    let accepted: usize = outcomes.iter().map(|o| o.0).sum();
+    let refused_n: usize = outcomes.iter().map(|o| o.1).sum();
+    assert_eq!(accepted + refused_n, clients * each);
+    assert_eq!(
+        accepted as i64, FITS,
+        "accepted {accepted}, refused {refused_n}"
+    );
+    let v = h.player(&h.op, "px");
+    assert_eq!(v["day"]["counted"]["staked_minor"], FITS * STAKE, "{v}");
+}
+
+#[test]
+fn concurrent_bets_are_counted_once_against_a_limit_sqlite() {
+    concurrent_bets_are_counted_once_against_a_limit(Backend::Sqlite);
+}
+
+#[test]
+fn concurrent_bets_are_counted_once_against_a_limit_postgres() {
+    concurrent_bets_are_counted_once_against_a_limit(Backend::Postgres);
 }
