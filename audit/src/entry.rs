@@ -464,8 +464,7 @@ fn write_canonical_payload(out: &mut Vec<u8>, v: &Value) -> bool {
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Number(n) => match n.as_i64() {
             Some(i) if i.unsigned_abs() <= MAX_SAFE_INTEGER => {
-                let mut buf = itoa_buf();
-                out.extend_from_slice(itoa(&mut buf, i));
+                out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
             }
             _ => return false,
         },
@@ -530,29 +529,6 @@ fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-fn itoa_buf() -> [u8; 20] {
-    [0; 20]
-}
-
-/// The decimal text of `i` in `buf` (no allocation).
-fn itoa(buf: &mut [u8; 20], i: i64) -> &[u8] {
-    let mut n = i.unsigned_abs();
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if i < 0 {
-        at -= 1;
-        buf[at] = b'-';
-    }
-    &buf[at..]
-}
-
 /// Writes the canonical bytes of an entry into `out` (cleared first). The member order is the
 /// RFC 8785 order of the fixed member names: ids, kind, payload, prev, seq, ts, v; inside ids:
 /// bet, operator, round, table. The payload is written by [`write_canonical_payload`].
@@ -601,8 +577,7 @@ pub fn encode_canonical(
     prev.write_hex(&mut hex);
     out.extend_from_slice(&hex);
     out.extend_from_slice(b"\",\"seq\":");
-    let mut buf = itoa_buf();
-    out.extend_from_slice(itoa(&mut buf, seq as i64));
+    out.extend_from_slice(itoa::Buffer::new().format(seq).as_bytes());
     out.extend_from_slice(b",\"ts\":\"");
     out.extend_from_slice(entry.ts.to_string().as_bytes());
     out.extend_from_slice(b"\",\"v\":1}");
