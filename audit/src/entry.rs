@@ -372,20 +372,24 @@ pub enum EntryError {
     Canonical(String),
 }
 
+/// The number as the log holds it: an integer within ±(2^53−1), else `None`.
+fn safe_integer(n: &serde_json::Number) -> Option<i64> {
+    n.as_i64().filter(|i| i.unsigned_abs() <= MAX_SAFE_INTEGER)
+}
+
 /// Checks that every number in `v` is an integer within ±(2^53−1). Fractions are refused too:
 /// money is integer minor units here, and a float's canonical text is a trap for re-implementers.
 pub fn check_numbers(v: &Value) -> Result<(), EntryError> {
     fn walk(v: &Value, path: &mut String) -> Result<(), EntryError> {
         match v {
             Value::Number(n) => {
-                if let Some(i) = n.as_i64() {
-                    if i.unsigned_abs() > MAX_SAFE_INTEGER {
-                        return Err(EntryError::UnsafeInteger { path: path.clone() });
-                    }
-                } else if n.as_u64().is_some() {
-                    return Err(EntryError::UnsafeInteger { path: path.clone() });
-                } else {
-                    return Err(EntryError::NonInteger { path: path.clone() });
+                if safe_integer(n).is_none() {
+                    let path = path.clone();
+                    return Err(if n.as_i64().is_some() || n.as_u64().is_some() {
+                        EntryError::UnsafeInteger { path }
+                    } else {
+                        EntryError::NonInteger { path }
+                    });
                 }
             }
             Value::Array(a) => {
@@ -462,11 +466,9 @@ fn write_canonical_payload(out: &mut Vec<u8>, v: &Value) -> bool {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) if i.unsigned_abs() <= MAX_SAFE_INTEGER => {
-                out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
-            }
-            _ => return false,
+        Value::Number(n) => match safe_integer(n) {
+            Some(i) => out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes()),
+            None => return false,
         },
         Value::String(s) => write_jcs_string(out, s),
         Value::Array(a) => {
