@@ -89,6 +89,8 @@ pub struct WriterMetrics {
     pub settle: Histogram,
     /// Commands in each batch.
     pub batch_commands: Histogram,
+    /// Batches in each of the committer's transactions (those waiting for it when it begins).
+    pub transaction_batches: Histogram,
     /// Time a command waited in the queue before its batch started.
     pub queue_wait: Histogram,
     /// Commands submitted and not yet taken by the writer.
@@ -117,6 +119,7 @@ impl Default for WriterMetrics {
             snapshot: stage("snapshot"),
             stages: stages.clone(),
             batch_commands: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
+            transaction_batches: Histogram::new(exponential_buckets(1.0, 2.0, 5)),
             queue_wait: seconds_histogram(),
             queue_depth: Gauge::default(),
             wal_frames: Gauge::default(),
@@ -327,6 +330,12 @@ fn registry(metrics: &Arc<Metrics>, others: Vec<Arc<Metrics>>) -> Registry {
         "pitboss_writer_batch_commands",
         "Commands in each batch the writer committed or failed",
         w.batch_commands.clone(),
+    );
+    r.register(
+        "pitboss_writer_transaction_batches",
+        "Batches in each of the committer's transactions (every batch waiting for it, up to \
+         the pipeline's depth, PITBOSS_WRITER_PIPELINE)",
+        w.transaction_batches.clone(),
     );
     r.register(
         "pitboss_writer_queue_wait_seconds",

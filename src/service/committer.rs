@@ -1,18 +1,26 @@
 //! The second stage of the writer's pipeline: the committer writes a sealed batch in one
 //! transaction on a connection of its own, and only then answers the batch's commands.
 //!
-//! The writer thread decides and seals batch N+1 while the committer writes and syncs batch
-//! N: the two stages overlap, so the writer's CPU work (deciding, canonical JSON, hashing)
-//! is no longer added to the store's latency. At most one batch is in flight. The writer has
-//! already folded batch N into its in-memory state and log head when it decides N+1 (it
-//! builds on N's last hash); if N fails, the writer waits for that outcome before it sends
-//! N+1, answers N+1's commands `503` (nothing of them was written), and rebuilds its state
-//! from the store, exactly as after a failed batch without the pipeline.
+//! The writer thread decides and seals batches N+1, N+2… while the committer writes and
+//! syncs batch N: the two stages overlap, so the writer's CPU work (deciding, canonical JSON,
+//! hashing) is not added to the store's latency, and the writer does not wait for a commit
+//! before it sends the next batch. Up to `PITBOSS_WRITER_PIPELINE` batches are in flight; the
+//! committer writes every batch waiting for it in one transaction (one `COMMIT`, one sync for
+//! all of them), each batch's rows in order. The writer has folded each batch into its
+//! in-memory state and log head when it decides the next (it builds on the last hash).
+//!
+//! A failure: the transaction's batches are all reported failed, and the committer refuses,
+//! without writing them, the batches that follow of the same *generation* (they were built on
+//! a batch that is not in the store). The writer takes every outcome in flight, rebuilds its
+//! state from the store (which starts a new generation), and answers each failed batch's
+//! commands as the store says: `503` when its entries are not there (nothing of them was
+//! written), their answers when a commit whose outcome was unknown did happen.
 //!
 //! Invariants kept:
 //! - a command is answered only after the transaction holding its entries has committed
 //!   (the committer sends the answers after `COMMIT` returns);
-//! - batches commit in the order they were sealed (one committer, one batch in flight);
+//! - batches commit in the order they were sealed (one committer, a FIFO queue, whole batches
+//!   in each transaction), and none commits after one before it failed;
 //! - an idempotent retry of a command whose batch is still in flight is answered with that
 //!   batch's answer, and only after that batch has committed (it rides in a later batch
 //!   whose commit follows).
@@ -33,20 +41,23 @@ use crate::store::schema::{audit_entries, idempotency, rng_seeds};
 use crate::store::tiles::{write_tiles, TileRow};
 use crate::store::{self, entry_index, per_backend, DatabaseUrl, DbConnection, ROWS_PER_INSERT};
 
-/// Everything one batch writes, in one transaction.
+/// An idempotency record: operator, key, request hash, status, body, when it was made.
+pub(super) type IdempotencyRow<'a> = (&'a str, &'a str, &'a str, i32, &'a str, &'a str);
+
+/// Everything one transaction writes: the rows of one batch, or of several batches in order
+/// (merged, so that a transaction costs a few statements however many batches it holds).
 pub(super) struct BatchRows<'a> {
-    pub entries: &'a [SealedEntry],
-    /// The log state after the batch (JSON), stored with it.
+    pub entries: Vec<&'a SealedEntry>,
+    /// The log state after the last batch (JSON), stored with it.
     pub log_state: &'a str,
-    pub tile_rows: &'a [TileRow],
-    pub derived: &'a Derived,
-    /// Idempotency records: operator, key, request hash, status, body.
-    pub idempotency: Vec<(&'a str, &'a str, &'a str, i32, &'a str)>,
-    /// Sealed (encrypted) seeds of rounds this batch opened.
-    pub seeds: &'a [(String, Vec<u8>)],
-    /// Rounds whose seeds this batch revealed.
-    pub revealed: &'a [String],
-    pub created: &'a str,
+    pub tile_rows: Vec<&'a TileRow>,
+    /// Each batch's derived rows, in order.
+    pub derived: Vec<&'a Derived>,
+    pub idempotency: Vec<IdempotencyRow<'a>>,
+    /// Sealed (encrypted) seeds of rounds the batches opened.
+    pub seeds: Vec<&'a (String, Vec<u8>)>,
+    /// Rounds whose seeds the batches revealed.
+    pub revealed: Vec<&'a String>,
     /// Entries `[from, to)` to add to the round and table indexes with this batch
     /// (`store::entry_index`).
     pub index: Option<(i64, i64)>,
@@ -57,23 +68,21 @@ impl<'a> BatchRows<'a> {
     /// The body is the text the writer serialised once when it sealed the batch.
     pub fn idempotency_of(
         pending: &'a [Pending],
-    ) -> Vec<(&'a str, &'a str, &'a str, i32, &'a str)> {
-        pending
-            .iter()
-            .filter(|p| p.record)
-            .filter_map(|p| {
-                let text = p.text.as_deref()?;
-                p.job.idem.as_ref().map(|idem| {
-                    (
-                        p.job.operator.as_str(),
-                        idem.key.as_str(),
-                        idem.request_hash.as_str(),
-                        i32::from(p.reply.status),
-                        text,
-                    )
-                })
+        created: &'a str,
+    ) -> impl Iterator<Item = IdempotencyRow<'a>> + 'a {
+        pending.iter().filter(|p| p.record).filter_map(move |p| {
+            let text = p.text.as_deref()?;
+            p.job.idem.as_ref().map(|idem| {
+                (
+                    p.job.operator.as_str(),
+                    idem.key.as_str(),
+                    idem.request_hash.as_str(),
+                    i32::from(p.reply.status),
+                    text,
+                    created,
+                )
             })
-            .collect()
+        })
     }
 }
 
@@ -103,20 +112,20 @@ pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryRes
             .execute(conn))?;
     }
     super::upsert_log_state(c, rows.log_state)?;
-    feed::write_tags(c, rows.entries)?;
-    write_tiles(c, rows.tile_rows)?;
-    derived::write(c, rows.derived)?;
+    feed::write_tags(c, &rows.entries)?;
+    write_tiles(c, rows.tile_rows.iter().copied())?;
+    derived::write_all(c, &rows.derived)?;
     for chunk in rows.idempotency.chunks(ROWS_PER_INSERT) {
         let values: Vec<_> = chunk
             .iter()
-            .map(|(operator, key, hash, status, body)| {
+            .map(|(operator, key, hash, status, body, created)| {
                 (
                     idempotency::operator_id.eq(*operator),
                     idempotency::idem_key.eq(*key),
                     idempotency::request_hash.eq(*hash),
                     idempotency::status.eq(*status),
                     idempotency::body.eq(*body),
-                    idempotency::created_at.eq(rows.created),
+                    idempotency::created_at.eq(*created),
                 )
             })
             .collect();
@@ -124,13 +133,13 @@ pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryRes
             .values(values)
             .execute(conn))?;
     }
-    for (round, sealed) in rows.seeds {
+    for (round, sealed) in rows.seeds.iter().copied() {
         diesel::insert_into(rng_seeds::table)
             .values((rng_seeds::round_id.eq(round), rng_seeds::seed.eq(sealed)))
             .execute(c)?;
     }
     if !rows.revealed.is_empty() {
-        diesel::delete(rng_seeds::table.filter(rng_seeds::round_id.eq_any(rows.revealed)))
+        diesel::delete(rng_seeds::table.filter(rng_seeds::round_id.eq_any(&rows.revealed)))
             .execute(c)?;
     }
     if let Some((from, to)) = rows.index {
@@ -139,8 +148,9 @@ pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryRes
     Ok(())
 }
 
-/// Writes a batch's rows in one transaction that first checks the lease's fencing token (only
-/// the log's writer commits); also returns when the rows were written, before the commit.
+/// Writes a transaction's rows in one transaction that first checks the lease's fencing
+/// token (only the log's writer commits); also returns when the rows were written, before the
+/// commit.
 pub(super) fn write_fenced(
     conn: &mut DbConnection,
     fence: Option<i64>,
@@ -167,6 +177,15 @@ pub(super) struct Commit {
     pub created: String,
     /// Rounds and tables that leave memory once the batch is durable.
     pub evict: Faulted,
+    /// The writer's generation when it sealed the batch (see the module's documentation).
+    pub generation: u64,
+}
+
+impl Commit {
+    /// Seq of the batch's last entry.
+    fn last_seq(&self) -> Option<u64> {
+        self.batch.entries.last().map(|e| e.seq)
+    }
 }
 
 /// What became of a batch sent to the committer.
@@ -201,38 +220,67 @@ pub(super) struct Committer {
     pub indexed_at: Instant,
     /// `entry_index::every()`, read once.
     pub index_every: u64,
+    /// Batches of a generation below it are refused: one of theirs was not written.
+    pub refuse_below: u64,
 }
 
 impl Committer {
     pub fn run(mut self, rx: Receiver<Commit>, done: SyncSender<Outcome>) {
-        while let Ok(commit) = rx.recv() {
-            let outcome = self.commit(commit);
-            if done.send(outcome).is_err() {
-                return;
-            }
-        }
-    }
-
-    fn commit(&mut self, c: Commit) -> Outcome {
-        let last_seq = c.batch.entries.last().map(|e| e.seq);
-        match self.write(&c) {
-            Ok(()) => {
-                self.after_commit(&c);
-                super::finish(c.pending);
-                Outcome::Written(c.evict)
-            }
-            Err(detail) => {
-                self.conn = None;
-                Outcome::Failed {
-                    detail,
-                    pending: c.pending,
-                    last_seq,
+        while let Ok(first) = rx.recv() {
+            // Every batch waiting goes into this transaction (the queue holds at most the
+            // pipeline's depth).
+            let mut group = vec![first];
+            group.extend(rx.try_iter());
+            for outcome in self.commit(group) {
+                if done.send(outcome).is_err() {
+                    return;
                 }
             }
         }
     }
 
-    fn write(&mut self, c: &Commit) -> Result<(), String> {
+    /// Writes the batches in one transaction and answers their commands; their outcomes, in
+    /// order.
+    fn commit(&mut self, group: Vec<Commit>) -> Vec<Outcome> {
+        let mut outcomes = Vec::with_capacity(group.len());
+        // Generations only grow along the queue: the refused ones come first.
+        let (refused, group): (Vec<_>, Vec<_>) = group
+            .into_iter()
+            .partition(|c| c.generation < self.refuse_below);
+        for c in refused {
+            outcomes.push(Outcome::Failed {
+                detail: "an earlier batch was not written".into(),
+                last_seq: c.last_seq(),
+                pending: c.pending,
+            });
+        }
+        let Some(generation) = group.last().map(|c| c.generation) else {
+            return outcomes;
+        };
+        match self.write(&group) {
+            Ok(()) => {
+                for c in group {
+                    self.after_commit(&c);
+                    super::finish(c.pending);
+                    outcomes.push(Outcome::Written(c.evict));
+                }
+            }
+            Err(detail) => {
+                self.conn = None;
+                self.refuse_below = generation + 1;
+                for c in group {
+                    outcomes.push(Outcome::Failed {
+                        detail: detail.clone(),
+                        last_seq: c.last_seq(),
+                        pending: c.pending,
+                    });
+                }
+            }
+        }
+        outcomes
+    }
+
+    fn write(&mut self, group: &[Commit]) -> Result<(), String> {
         if self.conn.is_none() {
             let mut conn = store::connect(&self.url).map_err(|e| e.to_string())?;
             super::wal::for_writing(&mut conn).map_err(|e| e.to_string())?;
@@ -247,23 +295,37 @@ impl Committer {
                 i
             }
         };
-        let index = c.batch.entries.last().and_then(|last| {
-            let last = last.seq as i64;
-            entry_index::due(from, last, self.indexed_at.elapsed(), self.index_every)
-                .then_some((from, last + 1))
-        });
-        let log_state = serde_json::to_string(c.batch.state_after()).expect("log state serialises");
+        let index = group
+            .iter()
+            .rev()
+            .find_map(|c| c.last_seq())
+            .and_then(|last| {
+                let last = last as i64;
+                entry_index::due(from, last, self.indexed_at.elapsed(), self.index_every)
+                    .then_some((from, last + 1))
+            });
+        // The log's state after the last batch is the one stored.
+        let log_state = group
+            .last()
+            .map(|c| serde_json::to_string(c.batch.state_after()).expect("log state serialises"))
+            .unwrap_or_default();
         let rows = BatchRows {
-            entries: &c.batch.entries,
+            entries: group.iter().flat_map(|c| &c.batch.entries).collect(),
             log_state: &log_state,
-            tile_rows: &c.tile_rows,
-            derived: &c.derived,
-            idempotency: BatchRows::idempotency_of(&c.pending),
-            seeds: &c.seeds,
-            revealed: &c.revealed,
-            created: &c.created,
+            tile_rows: group.iter().flat_map(|c| &c.tile_rows).collect(),
+            derived: group.iter().map(|c| &c.derived).collect(),
+            idempotency: group
+                .iter()
+                .flat_map(|c| BatchRows::idempotency_of(&c.pending, &c.created))
+                .collect(),
+            seeds: group.iter().flat_map(|c| &c.seeds).collect(),
+            revealed: group.iter().flat_map(|c| &c.revealed).collect(),
             index,
         };
+        self.metrics
+            .writer
+            .transaction_batches
+            .observe(group.len() as f64);
         let write = Instant::now();
         let (result, written) = write_fenced(conn, self.fence, &rows);
         if let Some(w) = written {

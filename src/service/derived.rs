@@ -84,6 +84,29 @@ pub fn closed_rows(state: &State, tables: &[String]) -> Vec<ClosedRow> {
 
 /// Writes a batch's derived rows (inside its transaction).
 pub fn write(c: &mut DbConnection, d: &Derived) -> Result<(), diesel::result::Error> {
+    write_all(c, &[d])
+}
+
+/// The derived rows of several batches, in order, in the caller's transaction; their player
+/// register changes merged into one write (`register::Writes::merge`).
+pub fn write_all(c: &mut DbConnection, ds: &[&Derived]) -> Result<(), diesel::result::Error> {
+    for d in ds {
+        write_but_register(c, d)?;
+    }
+    match ds {
+        [] => Ok(()),
+        [one] => super::register::write(c, &one.register),
+        [first, rest @ ..] => {
+            let mut merged = first.register.clone();
+            for d in rest {
+                merged.merge(&d.register);
+            }
+            super::register::write(c, &merged)
+        }
+    }
+}
+
+fn write_but_register(c: &mut DbConnection, d: &Derived) -> Result<(), diesel::result::Error> {
     for (round, table, operator, body) in &d.finished {
         diesel::insert_into(finished_rounds::table)
             .values((
@@ -105,7 +128,6 @@ pub fn write(c: &mut DbConnection, d: &Derived) -> Result<(), diesel::result::Er
             .execute(c)?;
     }
     super::payouts::write(c, &d.payouts_due, &d.payouts_confirmed)?;
-    super::register::write(c, &d.register)?;
     for k in &d.key_rows {
         use crate::store::schema::api_keys;
         diesel::insert_into(api_keys::table)

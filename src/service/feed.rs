@@ -93,7 +93,7 @@ fn insert_tags(
 /// Writes the tags of a batch's entries (inside the batch's transaction).
 pub fn write_tags(
     c: &mut DbConnection,
-    entries: &[SealedEntry],
+    entries: &[&SealedEntry],
 ) -> Result<(), diesel::result::Error> {
     let tags: Vec<(i64, &'static str, String)> = entries
         .iter()

@@ -7,7 +7,7 @@
 //! Readers (HTTP GETs) read the shared state under a read lock and the stored log through a
 //! pool of read connections.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
@@ -72,6 +72,32 @@ pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(1);
 /// How long the writer waits for more work, with a batch in flight, before it looks whether
 /// that batch's outcome has come.
 const IN_FLIGHT_POLL: Duration = Duration::from_millis(2);
+/// How many sealed batches may be in flight by default: handed to the committer, not yet
+/// settled by the writer (`PITBOSS_WRITER_PIPELINE`). The committer writes those waiting
+/// for it in one transaction (see [`committer`]).
+pub const PIPELINE_DEPTH: usize = 8;
+
+/// `PITBOSS_WRITER_PIPELINE`: how many batches may be in flight (0: each batch is waited for
+/// before the next is decided); [`PIPELINE_DEPTH`] when unset or not a number.
+fn pipeline_depth() -> usize {
+    std::env::var("PITBOSS_WRITER_PIPELINE")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(PIPELINE_DEPTH)
+}
+
+/// A batch handed to the committer, as the writer keeps it until it takes its outcome.
+struct InFlight {
+    /// When it was handed over (its transaction, which renews the lease, begins after).
+    sent: Instant,
+    /// The log's size once it is stored.
+    end: u64,
+    /// Its idempotent answers, for a retry that arrives before it is stored.
+    answers: HashMap<(String, String), (String, StoredReply)>,
+    /// Its player-register counts, for the limits of the batches decided after it.
+    register: register::Writes,
+}
+
 /// How long an idle writer lets a batch be written before it waits for it
 /// ([`Writer::settle_if_done`]).
 const IN_FLIGHT_PATIENCE: Duration = Duration::from_millis(100);
@@ -689,20 +715,22 @@ struct Writer {
     require_registration: bool,
     /// The regulators' keys that sign offline approvals.
     regulator_keys: Vec<pitboss_audit::note::NoteVerifier>,
-    /// The committer's queue (see [`committer`]): at most one batch is in flight.
+    /// The committer's queue (see [`committer`]): at most `depth` batches are in flight.
     commits: SyncSender<committer::Commit>,
     outcomes: Receiver<committer::Outcome>,
-    in_flight: bool,
-    /// When the batch in flight was handed to the committer (its transaction, which renews
-    /// the lease, begins after).
-    in_flight_sent: Instant,
-    /// The idempotent answers of the batch in flight, for a retry that arrives before it is
-    /// stored.
-    in_flight_answers: HashMap<(String, String), (String, StoredReply)>,
-    /// The player-register counts of the batch in flight, for the next batch's limits.
-    in_flight_register: Option<register::Writes>,
-    /// Whether the next batch is decided while one is in flight (`PITBOSS_WRITER_PIPELINE`).
-    pipeline: bool,
+    /// The batches handed to the committer whose outcomes the writer has not taken yet, oldest
+    /// first (their outcomes come in this order).
+    in_flight: VecDeque<InFlight>,
+    /// How many batches may be in flight (`PITBOSS_WRITER_PIPELINE`, [`PIPELINE_DEPTH`] by
+    /// default; 0: each batch is waited for before the next is decided, to measure what the
+    /// pipeline gives in one binary).
+    depth: usize,
+    /// The register of the players recent batches read, as the decided batches left it
+    /// (`register::Cache`): emptied by every reload from the store.
+    register_cache: register::Cache,
+    /// Which state the batches are built on: bumped by every reload from the store. The
+    /// committer refuses a batch of a generation it saw fail (it was built on that batch).
+    generation: u64,
     /// Live rounds' progress, for the interrupted-round deadline ([`deadline`]).
     deadlines: deadline::Deadlines,
     /// Each stored checkpoint is handed to the witnesses' threads here ([`witnessing`]).
@@ -789,8 +817,9 @@ impl Service {
             store::read_pool(&url, 4)?
         };
         let (tx, rx) = mpsc::sync_channel(QUEUE_CAPACITY);
-        let (commits, commit_rx) = mpsc::sync_channel(1);
-        let (outcome_tx, outcomes) = mpsc::sync_channel(1);
+        let depth = pipeline_depth();
+        let (commits, commit_rx) = mpsc::sync_channel(depth.max(1));
+        let (outcome_tx, outcomes) = mpsc::sync_channel(depth.max(1));
         let committer = committer::Committer {
             url: url.clone(),
             conn: None,
@@ -799,6 +828,7 @@ impl Service {
             indexed_to: None,
             indexed_at: Instant::now(),
             index_every: store::entry_index::every(),
+            refuse_below: 0,
         };
         wal::for_writing(&mut conn).map_err(StoreError::from)?;
         wal::spawn(&url, Arc::downgrade(&metrics))?;
@@ -837,11 +867,10 @@ impl Service {
             regulator_keys,
             commits,
             outcomes,
-            in_flight: false,
-            in_flight_sent: Instant::now(),
-            in_flight_answers: HashMap::new(),
-            in_flight_register: None,
-            pipeline: std::env::var("PITBOSS_WRITER_PIPELINE").map_or(true, |v| v != "0"),
+            in_flight: VecDeque::new(),
+            depth,
+            register_cache: register::Cache::default(),
+            generation: 0,
             deadlines: deadline::Deadlines::default(),
             witnesses: witnessing::Hub::default(),
         };
@@ -1383,7 +1412,7 @@ impl Writer {
             .map_err(|e| StartError::Replay(e.to_string()))?;
         let mut tiles = self.tiles.clone();
         let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
-        self.persist(&batch, &tile_rows, &Derived::default(), now)
+        self.persist(&batch, &tile_rows, &Derived::default())
             .map_err(StoreError::from)?;
         self.appender
             .commit(&batch)
@@ -1405,14 +1434,14 @@ impl Writer {
             self.renew_lease_if_due();
             // With a batch in flight, wait only briefly for more work: an idle writer then
             // collects the outcome (and answers a failed batch's commands) at once.
-            let wait = if self.in_flight {
+            let wait = if !self.in_flight.is_empty() {
                 IN_FLIGHT_POLL
             } else {
                 CHECKPOINT_INTERVAL
             };
             let first = match rx.recv_timeout(wait) {
                 Ok(m) => m,
-                Err(RecvTimeoutError::Timeout) if self.in_flight => {
+                Err(RecvTimeoutError::Timeout) if !self.in_flight.is_empty() => {
                     self.settle_if_done();
                     continue;
                 }
@@ -1532,7 +1561,7 @@ impl Writer {
             snapshot: Some((covers, sha256, bytes)),
             ..Derived::default()
         };
-        self.persist(&batch, &tile_rows, &derived, now)
+        self.persist(&batch, &tile_rows, &derived)
             .map_err(|e| e.to_string())?;
         self.appender
             .commit(&batch)
@@ -1731,8 +1760,9 @@ impl Writer {
                         ))
                     }
                     None => self
-                        .in_flight_answers
-                        .get(&k)
+                        .in_flight
+                        .iter()
+                        .find_map(|b| b.answers.get(&k))
                         .map(|(hash, reply)| (hash == &idem.request_hash, reply.to_reply())),
                 };
                 if let Some((same, reply)) = earlier {
@@ -1930,7 +1960,12 @@ impl Writer {
             key_rows,
             payouts_due: due_rows,
             payouts_confirmed: confirmed,
-            register: register.into_writes(),
+            register: {
+                // The cache is ahead of the store from here; a batch not written has the
+                // writer read its state back, which empties it.
+                self.register_cache.absorb(&register);
+                register.into_writes()
+            },
         };
         drop(state);
         metrics.writer.decide.observe(crate::observe::since(decide));
@@ -1979,14 +2014,18 @@ impl Writer {
         {
             p.text = Some(p.reply.body.to_string().into());
         }
-        // The batch in flight must be stored before this one, which builds on it, is sent.
-        if !self.settle() {
+        // The outcomes already come are taken; with `depth` batches out, the oldest is waited
+        // for. A batch that was not written had the state rebuilt from the store: this one,
+        // built on it, is not sent. (One that fails after this is sent takes this one with it:
+        // the committer refuses the batches of its generation that follow it.)
+        if !self.settle_down_to(self.depth.max(1) - 1) {
             self.fail_batch(pending, None, "an earlier batch was not written");
             return;
         }
+        let mut answers = HashMap::new();
         for p in pending.iter().filter(|p| p.record) {
             if let (Some(idem), Some(text)) = (&p.job.idem, &p.text) {
-                self.in_flight_answers.insert(
+                answers.insert(
                     (p.job.operator.clone(), idem.key.clone()),
                     (
                         idem.request_hash.clone(),
@@ -1998,7 +2037,13 @@ impl Writer {
                 );
             }
         }
-        self.in_flight_register = Some(derived.register.clone());
+        let sent = Instant::now();
+        self.in_flight.push_back(InFlight {
+            sent,
+            end: self.appender.size(),
+            answers,
+            register: derived.register.clone(),
+        });
         let mut evict = faulted;
         evict.rounds.extend(finished_now.rounds);
         evict.tables.extend(finished_now.tables);
@@ -2011,110 +2056,123 @@ impl Writer {
             revealed,
             created: now.to_rfc3339_opts(SecondsFormat::Micros, true),
             evict,
+            generation: self.generation,
         };
-        let sent = Instant::now();
         match self.commits.send(commit) {
             Ok(()) => {
-                self.in_flight = true;
-                self.in_flight_sent = sent;
-                // `PITBOSS_WRITER_PIPELINE=0`: wait for each batch before the next (to measure
-                // what the pipeline gives, in one binary).
-                if !self.pipeline {
+                if self.depth == 0 {
                     self.settle();
                 }
             }
             Err(mpsc::SendError(c)) => {
-                self.in_flight_answers.clear();
-                self.in_flight_register = None;
+                self.in_flight.pop_back();
                 self.fail_batch(c.pending, None, "the committer has stopped");
                 self.reload();
             }
         }
     }
 
-    /// Waits for the outcome of the batch in flight, if any. `false` when it was not written
-    /// (or not known to be): its commands are answered as the store says, and the state is
-    /// rebuilt from the store, so a batch decided after it must not be written either.
+    /// Waits for the outcomes of every batch in flight. `false` when one was not written (or
+    /// not known to be): its commands are answered as the store says, and the state is rebuilt
+    /// from the store, so a batch decided before must not be written either.
     fn settle(&mut self) -> bool {
-        if !self.in_flight {
-            return true;
-        }
-        // Waiting on the store: readiness fails if this lasts past the deadline.
-        let metrics = self.metrics.clone();
-        let _busy = metrics.health.busy();
-        let waited = Instant::now();
-        let outcome = self.outcomes.recv().ok();
-        metrics.writer.settle.observe(crate::observe::since(waited));
-        self.settled(outcome)
+        self.settle_down_to(0)
     }
 
-    /// Collects the outcome of the batch in flight if the committer has sent it, without
-    /// waiting for it: an idle writer takes the next commands as they arrive and decides them
-    /// while the batch is written, instead of waiting for its commit first (which made the two
-    /// stages take turns whenever the queue was empty for [`IN_FLIGHT_POLL`]). A batch out for
-    /// longer than [`IN_FLIGHT_PATIENCE`] is waited for ([`Writer::settle`]: readiness fails
-    /// while that wait lasts past the deadline).
+    /// Takes the outcomes of the batches in flight until at most `keep` are out, waiting for
+    /// the oldest while more are; outcomes already sent are taken too, without waiting.
+    /// `false` as [`Writer::settle`].
+    fn settle_down_to(&mut self, keep: usize) -> bool {
+        let mut written = true;
+        while !self.in_flight.is_empty() {
+            let outcome = if self.in_flight.len() > keep {
+                // Waiting on the store: readiness fails if this lasts past the deadline.
+                let metrics = self.metrics.clone();
+                let _busy = metrics.health.busy();
+                let waited = Instant::now();
+                let outcome = self.outcomes.recv().ok();
+                metrics.writer.settle.observe(crate::observe::since(waited));
+                outcome
+            } else {
+                match self.outcomes.try_recv() {
+                    Ok(outcome) => Some(outcome),
+                    Err(mpsc::TryRecvError::Empty) => break,
+                    Err(mpsc::TryRecvError::Disconnected) => None,
+                }
+            };
+            written &= self.settled(outcome);
+        }
+        written
+    }
+
+    /// Collects the outcomes the committer has sent, without waiting for more: an idle writer
+    /// takes the next commands as they arrive and decides them while batches are written,
+    /// instead of waiting for their commit first (which made the two stages take turns
+    /// whenever the queue was empty for [`IN_FLIGHT_POLL`]). A batch out for longer than
+    /// [`IN_FLIGHT_PATIENCE`] is waited for ([`Writer::settle`]: readiness fails while that
+    /// wait lasts past the deadline).
     fn settle_if_done(&mut self) {
-        if !self.in_flight {
-            return;
-        }
-        match self.outcomes.try_recv() {
-            Ok(outcome) => {
-                self.settled(Some(outcome));
-            }
-            Err(mpsc::TryRecvError::Empty)
-                if self.in_flight_sent.elapsed() < IN_FLIGHT_PATIENCE => {}
-            Err(_) => {
-                self.settle();
-            }
+        self.settle_down_to(usize::MAX);
+        if self
+            .in_flight
+            .front()
+            .is_some_and(|b| b.sent.elapsed() >= IN_FLIGHT_PATIENCE)
+        {
+            self.settle();
         }
     }
 
-    /// The player register of the batch's players, with what the batch in flight counted
-    /// when the store does not hold that batch yet. Whether it does is read in the same
-    /// snapshot as the register (the log's size against the end of the batch in flight): the
-    /// committer may commit that batch at any moment, before the writer takes its outcome,
-    /// and a register read after that commit already counts it (counted on top again, a
-    /// player's stakes were counted twice and bets under a limit refused).
+    /// The player register of the batch's players: those the cache holds from it
+    /// (`register::Cache`), the others from the store, with what the batches in flight counted
+    /// when the store does not hold them yet. Whether it does is read in the same snapshot as
+    /// the register (the log's size against the end of each batch in flight): the committer
+    /// may commit a batch at any moment, before the writer takes its outcome, and a register
+    /// read after that commit already counts it (counted on top again, a player's stakes were
+    /// counted twice and bets under a limit refused).
     fn read_register(
         &mut self,
         now: chrono::DateTime<Utc>,
         jobs: &[Job],
     ) -> Result<register::Batch, StoreError> {
-        let commands = || jobs.iter().map(|j| (j.operator.as_str(), &j.command));
-        let Some(in_flight) = &self.in_flight_register else {
-            return register::Batch::load(&mut self.conn, now, commands());
-        };
-        let in_flight_end = self.appender.size();
-        let (read, stored) = self.conn.transaction(|c| {
-            if let DbConnection::Pg(pg) = c {
-                // One snapshot for both reads (PostgreSQL's default gives each its own).
-                diesel::connection::SimpleConnection::batch_execute(
-                    pg,
-                    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY",
-                )?;
+        let commands = jobs.iter().map(|j| (j.operator.as_str(), &j.command));
+        let conn = &mut self.conn;
+        let in_flight = &self.in_flight;
+        self.register_cache.load(now, commands, |players| {
+            if in_flight.is_empty() {
+                return register::Batch::load_players(conn, now, players);
             }
-            let last: Option<i64> = audit_entries::table
-                .select(diesel::dsl::max(audit_entries::seq))
-                .get_result(c)?;
-            let read = register::Batch::load(c, now, commands())?;
-            Ok::<_, StoreError>((read, last.map_or(0, |s| s as u64 + 1)))
-        })?;
-        Ok(if stored < in_flight_end {
-            read.with_in_flight(in_flight)
-        } else {
-            read
+            let (read, stored) = conn.transaction(|c| {
+                if let DbConnection::Pg(pg) = c {
+                    // One snapshot for both reads (PostgreSQL's default gives each its own).
+                    diesel::connection::SimpleConnection::batch_execute(
+                        pg,
+                        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+                    )?;
+                }
+                let last: Option<i64> = audit_entries::table
+                    .select(diesel::dsl::max(audit_entries::seq))
+                    .get_result(c)?;
+                let read = register::Batch::load_players(c, now, players)?;
+                Ok::<_, StoreError>((read, last.map_or(0, |s| s as u64 + 1)))
+            })?;
+            // Batches commit whole and in order: those ending past the stored size are not in
+            // it.
+            Ok(in_flight
+                .iter()
+                .filter(|b| stored < b.end)
+                .fold(read, |read, b| read.with_in_flight(&b.register)))
         })
     }
 
-    /// What the batch in flight became (`None`: the committer is gone); see [`Writer::settle`].
+    /// What the oldest batch in flight became (`None`: the committer is gone); see
+    /// [`Writer::settle`].
     fn settled(&mut self, outcome: Option<committer::Outcome>) -> bool {
-        self.in_flight = false;
-        self.in_flight_answers.clear();
-        self.in_flight_register = None;
+        let Some(batch) = self.in_flight.pop_front() else {
+            return true;
+        };
         match outcome {
             Some(committer::Outcome::Written(finished)) => {
-                self.lease_confirmed(self.in_flight_sent);
+                self.lease_confirmed(batch.sent);
                 self.evict(&finished);
                 true
             }
@@ -2127,25 +2185,50 @@ impl Writer {
                     .storage_failures
                     .fetch_add(1, Ordering::Relaxed);
                 self.metrics.health.store_failed(&detail);
+                // The batches sent after it were built on it: the committer refuses them (they
+                // are of its generation). Their outcomes are taken before the state is read back,
+                // so that the store is not read while one could still be written.
+                let mut failed = vec![(detail, pending, last_seq)];
+                while let Some(later) = self.in_flight.pop_front() {
+                    match self.outcomes.recv() {
+                        Ok(committer::Outcome::Written(finished)) => {
+                            self.lease_confirmed(later.sent);
+                            self.evict(&finished);
+                        }
+                        Ok(committer::Outcome::Failed {
+                            detail,
+                            pending,
+                            last_seq,
+                        }) => failed.push((detail, pending, last_seq)),
+                        Err(_) => break,
+                    }
+                }
+                self.in_flight.clear();
                 if let Some(holder) = self.lease_taken_over() {
-                    // Refused by the fencing token: nothing of the batch was written.
-                    self.fail_batch(pending, None, &fenced_detail(&holder));
+                    // Refused by the fencing token: nothing of the batches was written.
+                    for (_, pending, _) in failed {
+                        self.fail_batch(pending, None, &fenced_detail(&holder));
+                    }
                     self.stop_fenced(&holder);
                 }
                 // A connection lost during COMMIT leaves its outcome unknown: the log as
-                // reloaded says whether the batch is in it, and so what its commands are told.
+                // reloaded says whether the batches are in it, and so what their commands are
+                // told.
                 self.reload();
-                if last_seq.is_some_and(|seq| self.appender.size() > seq) {
-                    tracing::warn!(detail, "the batch was committed after all");
-                    finish(pending);
-                } else {
-                    self.fail_batch(pending, None, &detail);
+                for (detail, pending, last_seq) in failed {
+                    if last_seq.is_some_and(|seq| self.appender.size() > seq) {
+                        tracing::warn!(detail, "the batch was committed after all");
+                        finish(pending);
+                    } else {
+                        self.fail_batch(pending, None, &detail);
+                    }
                 }
                 false
             }
             None => {
-                // The committer is gone (it never panics by design): its batch's commands
+                // The committer is gone (it never panics by design): its batches' commands
                 // were dropped unanswered, which their requests report as 503.
+                self.in_flight.clear();
                 self.metrics
                     .health
                     .store_failed("the committer thread stopped");
@@ -2197,8 +2280,11 @@ impl Writer {
     /// After a failed batch the in-memory state may be ahead of the database: rebuild it from
     /// the log, exactly as at start.
     fn reload(&mut self) {
-        // The batch in flight is written or not before the state is read back.
+        // The batches in flight are written or not before the state is read back; those
+        // decided from here on are of a new generation (see `committer`).
         self.settle();
+        self.generation += 1;
+        self.register_cache.clear();
         let metrics = self.metrics.clone();
         let _replaying = metrics.health.replaying();
         loop {
@@ -2238,23 +2324,20 @@ impl Writer {
         batch: &SealedBatch,
         tile_rows: &[TileRow],
         derived: &Derived,
-        now: DateTime<Utc>,
     ) -> Result<(), diesel::result::Error> {
         debug_assert!(
-            !self.in_flight,
+            self.in_flight.is_empty(),
             "the writer writes only with nothing in flight"
         );
         let state = serde_json::to_string(batch.state_after()).expect("log state serialises");
-        let created = now.to_rfc3339_opts(SecondsFormat::Micros, true);
         let rows = committer::BatchRows {
-            entries: &batch.entries,
+            entries: batch.entries.iter().collect(),
             log_state: &state,
-            tile_rows,
-            derived,
+            tile_rows: tile_rows.iter().collect(),
+            derived: vec![derived],
             idempotency: Vec::new(),
-            seeds: &[],
-            revealed: &[],
-            created: &created,
+            seeds: Vec::new(),
+            revealed: Vec::new(),
             index: None,
         };
         let began = Instant::now();

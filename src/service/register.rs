@@ -331,6 +331,24 @@ pub struct Writes {
     reported: BTreeMap<PeriodKey, (i64, i64)>,
 }
 
+impl Writes {
+    /// Adds the changes of a batch decided after this one: entries and reported amounts as
+    /// the later batch left them, counted amounts summed.
+    pub fn merge(&mut self, later: &Writes) {
+        for (k, e) in &later.entries {
+            self.entries.insert(k.clone(), e.clone());
+        }
+        for (k, (staked, net_loss)) in &later.deltas {
+            let d = self.deltas.entry(k.clone()).or_default();
+            d.0 += staked;
+            d.1 += net_loss;
+        }
+        for (k, v) in &later.reported {
+            self.reported.insert(k.clone(), *v);
+        }
+    }
+}
+
 /// The register as one batch sees it: the rows of its players read at its start, with its
 /// own changes on top.
 pub struct Batch {
@@ -355,7 +373,157 @@ fn players_of(command: &Command) -> Vec<&str> {
     }
 }
 
+/// The players whose register rows `commands` read, by operator.
+pub type Players<'a> = BTreeMap<&'a str, BTreeSet<&'a str>>;
+
+fn players_by_operator<'a>(commands: impl Iterator<Item = (&'a str, &'a Command)>) -> Players<'a> {
+    let mut by_operator: Players<'a> = BTreeMap::new();
+    for (op, c) in commands {
+        let players = players_of(c);
+        if !players.is_empty() {
+            by_operator.entry(op).or_default().extend(players);
+        }
+    }
+    by_operator
+}
+
+/// Players a writer's cache holds at most; past it the cache starts again empty.
+pub const CACHE_PLAYERS: usize = 20_000;
+
+/// The register of the players a writer's recent batches read, as its decided batches left it:
+/// ahead of the store by the batches in flight, so a batch of players it holds reads nothing
+/// from the store. Valid only while its writer is the log's one writer and its state is that of
+/// every batch it decided: the writer empties it whenever it reads its state back from the
+/// store (after a failure), and a new writer starts with an empty one. Holds the current
+/// periods only (emptied when the day or the month turns) and at most [`CACHE_PLAYERS`].
+#[derive(Debug, Default)]
+pub struct Cache {
+    day: String,
+    month: String,
+    entries: HashMap<PlayerKey, Option<Entry>>,
+    usage: HashMap<PeriodKey, Usage>,
+}
+
+impl Cache {
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.usage.clear();
+    }
+
+    /// Players held.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The register of the players `commands` read: those held from the cache, the others from
+    /// `read` (the store, with the batches in flight on top), which is not called when every
+    /// player is held.
+    pub fn load<'a>(
+        &mut self,
+        now: DateTime<Utc>,
+        commands: impl Iterator<Item = (&'a str, &'a Command)>,
+        read: impl FnOnce(&Players<'a>) -> Result<Batch, StoreError>,
+    ) -> Result<Batch, StoreError> {
+        let (day, month) = periods(now);
+        if (&day, &month) != (&self.day, &self.month) {
+            self.clear();
+            self.day = day.clone();
+            self.month = month.clone();
+        }
+        let mut held: Vec<PlayerKey> = Vec::new();
+        let mut missing: Players<'a> = BTreeMap::new();
+        for (op, players) in players_by_operator(commands) {
+            for p in players {
+                let k = (op.to_string(), p.to_string());
+                if self.entries.contains_key(&k) {
+                    held.push(k);
+                } else {
+                    missing.entry(op).or_default().insert(p);
+                }
+            }
+        }
+        let mut batch = if missing.is_empty() {
+            Batch::empty(now)
+        } else {
+            read(&missing)?
+        };
+        for k in held {
+            for period in [&day, &month, &OPEN.to_string()] {
+                let pk = (k.0.clone(), k.1.clone(), period.clone());
+                if let Some(u) = self.usage.get(&pk) {
+                    batch.usage.insert(pk, *u);
+                }
+            }
+            let e = self.entries.get(&k).cloned().flatten();
+            batch.entries.insert(k, e);
+        }
+        Ok(batch)
+    }
+
+    /// Takes in the register as a decided batch left it: the players it read as they now
+    /// stand; its counts for players it did not read (a settlement's players, a blackjack
+    /// decision's) on top of what the cache holds of them.
+    pub fn absorb(&mut self, batch: &Batch) {
+        if self.day != batch.day || self.month != batch.month {
+            // Decided on the other side of a period's turn: nothing of it is kept.
+            self.clear();
+            return;
+        }
+        let read = |k: &PeriodKey| batch.entries.contains_key(&(k.0.clone(), k.1.clone()));
+        for (k, e) in &batch.entries {
+            self.entries.insert(k.clone(), e.clone());
+        }
+        for (k, u) in &batch.usage {
+            if read(k) {
+                self.usage.insert(k.clone(), *u);
+            }
+        }
+        let held = |c: &Cache, k: &PeriodKey| c.entries.contains_key(&(k.0.clone(), k.1.clone()));
+        for (k, (staked, net_loss)) in &batch.writes.deltas {
+            if !read(k) && held(self, k) {
+                let u = self.usage.entry(k.clone()).or_default();
+                u.staked += staked;
+                u.net_loss += net_loss;
+            }
+        }
+        for (k, (staked, net_loss)) in &batch.writes.reported {
+            if !read(k) && held(self, k) {
+                let u = self.usage.entry(k.clone()).or_default();
+                u.reported_staked = *staked;
+                u.reported_net_loss = *net_loss;
+            }
+        }
+        // An entry written for a player the batch did not read is not known whole here.
+        for k in batch.writes.entries.keys() {
+            if !batch.entries.contains_key(k) {
+                self.entries.remove(k);
+                self.usage.retain(|u, _| (&u.0, &u.1) != (&k.0, &k.1));
+            }
+        }
+        if self.entries.len() > CACHE_PLAYERS {
+            self.clear();
+        }
+    }
+}
+
 impl Batch {
+    /// A batch that has read no player.
+    fn empty(now: DateTime<Utc>) -> Batch {
+        let (day, month) = periods(now);
+        Batch {
+            now,
+            day,
+            month,
+            entries: HashMap::new(),
+            usage: HashMap::new(),
+            writes: Writes::default(),
+        }
+    }
+
     /// Reads the register and the current periods' usage of the players `commands` name
     /// (one query per table and operator).
     pub fn load<'a>(
@@ -363,18 +531,20 @@ impl Batch {
         now: DateTime<Utc>,
         commands: impl Iterator<Item = (&'a str, &'a Command)>,
     ) -> Result<Batch, StoreError> {
+        Batch::load_players(conn, now, &players_by_operator(commands))
+    }
+
+    /// Reads the register and the current periods' usage of `players`.
+    pub fn load_players(
+        conn: &mut DbConnection,
+        now: DateTime<Utc>,
+        by_operator: &Players<'_>,
+    ) -> Result<Batch, StoreError> {
         let (day, month) = periods(now);
-        let mut by_operator: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-        for (op, c) in commands {
-            let players = players_of(c);
-            if !players.is_empty() {
-                by_operator.entry(op).or_default().extend(players);
-            }
-        }
         let mut entries = HashMap::new();
         let mut usage = HashMap::new();
-        for (op, players) in by_operator {
-            let players: Vec<&str> = players.into_iter().collect();
+        for (&op, players) in by_operator {
+            let players: Vec<&str> = players.iter().copied().collect();
             for p in &players {
                 entries.insert((op.to_string(), p.to_string()), None);
             }
@@ -1159,5 +1329,175 @@ mod tests {
         assert_eq!(l.at(t("2026-11-27T11:59:59Z")), Some(100));
         assert_eq!(l.at(t("2026-11-27T12:00:00Z")), Some(500));
         assert_eq!(l.settled(t("2026-11-28T00:00:00Z")).pending, None);
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    fn lift(player: &str) -> Command {
+        Command::Register(RegisterCommand::Lift {
+            player: player.into(),
+            reason: String::new(),
+        })
+    }
+
+    /// What the store would give for `players`: nothing registered, usage as `stored`.
+    fn from_store(
+        now: DateTime<Utc>,
+        players: &Players<'_>,
+        stored: &[(&str, i64)],
+    ) -> Result<Batch, StoreError> {
+        let mut b = Batch::empty(now);
+        for (op, ps) in players {
+            for p in ps {
+                b.entries.insert((op.to_string(), p.to_string()), None);
+                if let Some((_, staked)) = stored.iter().find(|(s, _)| s == p) {
+                    b.usage.insert(
+                        (op.to_string(), p.to_string(), b.day.clone()),
+                        Usage {
+                            staked: *staked,
+                            ..Usage::default()
+                        },
+                    );
+                }
+            }
+        }
+        Ok(b)
+    }
+
+    #[test]
+    fn the_cache_holds_players_as_their_batches_left_them() {
+        let now = t("2026-11-29T10:00:00Z");
+        let (day, _) = periods(now);
+        let mut cache = Cache::default();
+        let (a, b, c) = (lift("a"), lift("b"), lift("c"));
+
+        // First batch: a and b read from the store; a stakes 100.
+        let mut read = 0;
+        let cmds = [("op", &a), ("op", &b)];
+        let mut batch = cache
+            .load(now, cmds.into_iter(), |p| {
+                read += 1;
+                from_store(now, p, &[("a", 1_000)])
+            })
+            .unwrap();
+        assert_eq!(read, 1);
+        batch.staked("op", "a", 100);
+        cache.absorb(&batch);
+        assert_eq!(cache.len(), 2);
+
+        // Second batch: a is held (the store is not read), as the first batch left him;
+        // c is not held and is read. A settlement adds a loss to b, whom it did not read.
+        let mut asked: Vec<String> = Vec::new();
+        let cmds = [("op", &a), ("op", &c)];
+        let mut batch = cache
+            .load(now, cmds.into_iter(), |p| {
+                asked.extend(p.values().flatten().map(|s| s.to_string()));
+                from_store(now, p, &[])
+            })
+            .unwrap();
+        assert_eq!(asked, ["c"]);
+        assert_eq!(batch.usage("op", "a", &day).staked, 1_100);
+        batch.add("op", "b", &day, 0, 40);
+        batch.add("op", "z", &day, 0, 7);
+        cache.absorb(&batch);
+
+        // Third batch: b holds the loss counted while he was not read; z was never held.
+        let cmds = [("op", &b)];
+        let batch = cache
+            .load(now, cmds.into_iter(), |_| panic!("b is held"))
+            .unwrap();
+        assert_eq!(batch.usage("op", "b", &day).net_loss, 40);
+        assert_eq!(cache.len(), 3);
+
+        // The next day the cache starts again: the store is read.
+        let tomorrow = t("2026-11-30T10:00:00Z");
+        let mut read = 0;
+        let cmds = [("op", &a)];
+        cache
+            .load(tomorrow, cmds.into_iter(), |p| {
+                read += 1;
+                from_store(tomorrow, p, &[])
+            })
+            .unwrap();
+        assert_eq!(read, 1);
+        assert!(cache.is_empty());
+    }
+
+    #[test]
+    fn an_entry_written_for_a_player_not_read_leaves_the_cache() {
+        let now = t("2026-11-29T10:00:00Z");
+        let mut cache = Cache::default();
+        let a = lift("a");
+        let batch = cache
+            .load(now, [("op", &a)].into_iter(), |p| from_store(now, p, &[]))
+            .unwrap();
+        cache.absorb(&batch);
+        assert_eq!(cache.len(), 1);
+        // A batch that did not read a changes his entry: the cache cannot know it whole.
+        let mut other = Batch::empty(now);
+        other.set_entry("op", "a", |e| e.exclusion = None);
+        other.entries.clear();
+        cache.absorb(&other);
+        assert!(cache.is_empty());
+    }
+
+    #[test]
+    fn the_cache_is_bounded() {
+        let now = t("2026-11-29T10:00:00Z");
+        let mut cache = Cache::default();
+        let players: Vec<Command> = (0..=CACHE_PLAYERS)
+            .map(|i| lift(&format!("p{i}")))
+            .collect();
+        let batch = cache
+            .load(now, players.iter().map(|c| ("op", c)), |p| {
+                from_store(now, p, &[])
+            })
+            .unwrap();
+        cache.absorb(&batch);
+        assert!(
+            cache.is_empty(),
+            "past its bound the cache starts again empty"
+        );
+    }
+
+    #[test]
+    fn merged_writes_are_the_writes_one_after_the_other() {
+        let now = t("2026-11-29T10:00:00Z");
+        let mut first = Batch::empty(now);
+        first.add("op", "a", "d", 100, 5);
+        first.report(
+            "op",
+            "a",
+            &ReportedUsage {
+                period: "d".into(),
+                staked_minor: 1,
+                net_loss_minor: 2,
+            },
+        );
+        let mut second = Batch::empty(now);
+        second.add("op", "a", "d", 50, -5);
+        second.add("op", "b", "d", 7, 0);
+        second.report(
+            "op",
+            "a",
+            &ReportedUsage {
+                period: "d".into(),
+                staked_minor: 3,
+                net_loss_minor: 4,
+            },
+        );
+        let mut merged = first.into_writes();
+        merged.merge(&second.into_writes());
+        let k = |p: &str| ("op".to_string(), p.to_string(), "d".to_string());
+        assert_eq!(merged.deltas[&k("a")], (150, 0));
+        assert_eq!(merged.deltas[&k("b")], (7, 0));
+        assert_eq!(merged.reported[&k("a")], (3, 4));
     }
 }

@@ -181,7 +181,7 @@ impl Writer {
                     .map_err(|e| unavailable(e.to_string()))?;
                 let entry =
                     rotation_begin_entry(now_ts(now), self.signer.verifier(), new.verifier());
-                let seq = self.append_alone(entry, now).map_err(|e| match e {
+                let seq = self.append_alone(entry).map_err(|e| match e {
                     Append::Rules(e) | Append::Store(e) => unavailable(e),
                 })?;
                 let rotated = Rotated {
@@ -206,7 +206,7 @@ impl Writer {
                 };
                 let old = self.signer.clone();
                 let entry = rotation_end_entry(now_ts(now), old.verifier(), new.verifier());
-                let seq = self.append_alone(entry, now).map_err(|e| match e {
+                let seq = self.append_alone(entry).map_err(|e| match e {
                     Append::Rules(e) => refused(
                         StatusCode::CONFLICT,
                         "rotation_not_ready",
@@ -237,11 +237,7 @@ impl Writer {
     }
 
     /// Logs one entry in a batch of its own; returns its seq.
-    fn append_alone(
-        &mut self,
-        entry: pitboss_audit::entry::NewEntry,
-        now: DateTime<Utc>,
-    ) -> Result<u64, Append> {
+    fn append_alone(&mut self, entry: pitboss_audit::entry::NewEntry) -> Result<u64, Append> {
         // Nothing in flight: this entry builds on the durable log.
         if !self.settle() {
             return Err(Append::Store("an earlier batch was not written".into()));
@@ -252,7 +248,7 @@ impl Writer {
             .map_err(|e| Append::Rules(e.to_string()))?;
         let mut tiles = self.tiles.clone();
         let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
-        self.persist(&batch, &tile_rows, &Derived::default(), now)
+        self.persist(&batch, &tile_rows, &Derived::default())
             .map_err(|e| {
                 self.metrics
                     .storage_failures

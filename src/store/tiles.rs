@@ -9,7 +9,7 @@
 //! the stored tiles always match the stored entries.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use diesel::prelude::*;
 use pitboss_audit::hash::Hash;
@@ -153,25 +153,38 @@ fn decode(bytes: &[u8]) -> Result<Vec<Hash>, StoreError> {
         .collect())
 }
 
-/// Writes tiles (update, else insert: one form for both backends).
-pub fn write_tiles(conn: &mut DbConnection, rows: &[TileRow]) -> Result<(), diesel::result::Error> {
-    for r in rows {
-        let bytes = encode(&r.hashes);
-        let key = merkle_tiles::level
-            .eq(r.level as i32)
-            .and(merkle_tiles::idx.eq(r.idx as i64));
-        let updated = diesel::update(merkle_tiles::table.filter(key))
-            .set(merkle_tiles::hashes.eq(&bytes))
-            .execute(conn)?;
-        if updated == 0 {
-            diesel::insert_into(merkle_tiles::table)
-                .values((
-                    merkle_tiles::level.eq(r.level as i32),
-                    merkle_tiles::idx.eq(r.idx as i64),
-                    merkle_tiles::hashes.eq(&bytes),
-                ))
-                .execute(conn)?;
-        }
+/// Writes tiles in one multi-row upsert (`INSERT … ON CONFLICT DO UPDATE`, both backends);
+/// of several rows for one tile (batches written in one transaction), the last is stored.
+pub fn write_tiles<'a>(
+    conn: &mut DbConnection,
+    rows: impl IntoIterator<Item = &'a TileRow>,
+) -> Result<(), diesel::result::Error> {
+    let last: BTreeMap<(u32, u64), &TileRow> =
+        rows.into_iter().map(|r| ((r.level, r.idx), r)).collect();
+    if last.is_empty() {
+        return Ok(());
+    }
+    let encoded: Vec<(i32, i64, Vec<u8>)> = last
+        .values()
+        .map(|r| (r.level as i32, r.idx as i64, encode(&r.hashes)))
+        .collect();
+    for chunk in encoded.chunks(super::ROWS_PER_INSERT) {
+        let values: Vec<_> = chunk
+            .iter()
+            .map(|(level, idx, bytes)| {
+                (
+                    merkle_tiles::level.eq(*level),
+                    merkle_tiles::idx.eq(*idx),
+                    merkle_tiles::hashes.eq(&bytes[..]),
+                )
+            })
+            .collect();
+        super::per_backend!(conn, c => diesel::insert_into(merkle_tiles::table)
+            .values(values)
+            .on_conflict((merkle_tiles::level, merkle_tiles::idx))
+            .do_update()
+            .set(merkle_tiles::hashes.eq(diesel::upsert::excluded(merkle_tiles::hashes)))
+            .execute(c))?;
     }
     Ok(())
 }
@@ -293,6 +306,31 @@ impl<R: TileReader> LeafSource for TileSource<R> {
 mod tests {
     use super::*;
     use pitboss_audit::merkle::{consistency_proof, inclusion_proof};
+
+    /// Rows for one tile written together (batches sharing a transaction): the last is
+    /// stored, in one statement, over a row already stored.
+    #[test]
+    fn of_several_rows_for_a_tile_the_last_is_stored() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url =
+            super::super::DatabaseUrl::Sqlite(dir.path().join("t.sqlite").display().to_string());
+        super::super::migrate(&url).expect("migrate");
+        let mut c = super::super::connect(&url).expect("connect");
+        let row = |level, idx, n: u64| TileRow {
+            level,
+            idx,
+            hashes: (0..n).map(leaf).collect(),
+        };
+        write_tiles(&mut c, &[row(0, 0, 1), row(0, 1, 1)]).expect("first");
+        write_tiles(&mut c, &[row(0, 1, 2), row(1, 0, 1), row(0, 1, 3)]).expect("second");
+        assert_eq!(read_tile(&mut c, 0, 0).unwrap(), Some(vec![leaf(0)]));
+        assert_eq!(
+            read_tile(&mut c, 0, 1).unwrap(),
+            Some((0..3).map(leaf).collect())
+        );
+        assert_eq!(read_tile(&mut c, 1, 0).unwrap(), Some(vec![leaf(0)]));
+        write_tiles(&mut c, &[]).expect("nothing");
+    }
 
     fn leaf(i: u64) -> Hash {
         pitboss_audit::leaf_hash(&i.to_le_bytes())

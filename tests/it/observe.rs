@@ -1198,3 +1198,118 @@ fn the_sqlite_wal_stays_bounded_under_steady_load() {
         "the WAL reached {largest} bytes ({bets} bets, {written} entries)"
     );
 }
+
+/// A batch the store refuses while batches decided after it are in flight behind it (the
+/// writer's pipeline, `PITBOSS_WRITER_PIPELINE`): those batches were built on it and are not
+/// written either; every command of them is answered 503 (nothing of it recorded: its retry
+/// with the same key performs it, once), nothing acknowledged is lost, and the log stays
+/// whole (no entry written on top of a missing one). The store refuses one idempotency key
+/// through a trigger the test adds to the live SQLite file, slowly (so that batches pile up
+/// behind the refused one), while 16 clients bet at once.
+#[test]
+fn a_refused_batch_takes_the_batches_behind_it_and_the_log_stays_whole() {
+    use diesel::connection::SimpleConnection;
+    use diesel::Connection;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    let server = TestServer::spawn_in(
+        &crate::source::rng_plans_dir(),
+        &data,
+        None,
+        &[("PITBOSS_ADMIN_KEY", ADMIN_KEY)],
+    );
+    let base = server.base.clone();
+    let op = server.create_key(ADMIN_KEY, "operator", Some("op1"));
+    let auditor = server.create_key(ADMIN_KEY, "auditor", None);
+    let rounds: Vec<String> = (0..8)
+        .map(|i| open_table_and_round(&base, &op, &format!("t{i}")))
+        .collect();
+    let mut db =
+        diesel::SqliteConnection::establish(data.join("pitboss.sqlite").to_str().expect("utf-8"))
+            .expect("open the store");
+    db.batch_execute(
+        "PRAGMA busy_timeout = 10000;
+         CREATE TRIGGER poison BEFORE INSERT ON idempotency WHEN NEW.idem_key = 'poison'
+         BEGIN
+           SELECT length(hex(zeroblob(40000000)));
+           SELECT RAISE(ABORT, 'refused by the test');
+         END;",
+    )
+    .expect("the trigger");
+
+    let bet: Value = serde_json::from_str(BET).unwrap();
+    // (key, round, status, bets accepted) of every answer.
+    type Answer = (String, String, u16, Vec<String>);
+    let answers: Vec<Answer> = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..16)
+            .map(|c| {
+                let (base, op, bet) = (&base, &op, &bet);
+                let round = rounds[c % rounds.len()].clone();
+                s.spawn(move || {
+                    let path = format!("/v1/rounds/{round}/bets");
+                    (0..30)
+                        .map(|i| {
+                            let key = if c == 0 && i == 15 {
+                                "poison".to_string()
+                            } else {
+                                format!("b-{c}-{i}")
+                            };
+                            let r = post(base, op, &key, &path, bet).expect("an answer");
+                            assert!(r.elapsed < Duration::from_secs(5), "{:?}", r.elapsed);
+                            (key, round.clone(), r.status, accepted_bets(&r.body))
+                        })
+                        .collect::<Vec<Answer>>()
+                })
+            })
+            .collect();
+        clients
+            .into_iter()
+            .flat_map(|c| c.join().expect("client"))
+            .collect()
+    });
+    for (key, _, status, _) in &answers {
+        assert!(*status == 200 || *status == 503, "{key}: answered {status}");
+    }
+    let poison = answers.iter().find(|a| a.0 == "poison").expect("sent");
+    assert_eq!(poison.2, 503, "the refused key's batch is not written");
+    let refused = answers.iter().filter(|a| a.2 == 503).count();
+    eprintln!(
+        "{refused} of {} bets answered 503 with the refused batch",
+        answers.len()
+    );
+    let m = scrape(&base);
+    assert!(value(&m, "pitboss_storage_failures_total", &[]).unwrap() >= 1.0);
+
+    // The store takes writes again: every refused bet, retried with its key, is performed.
+    db.batch_execute("DROP TRIGGER poison")
+        .expect("drop the trigger");
+    wait_ready(&base, 200, Duration::from_secs(15));
+    let mut acknowledged: BTreeSet<String> = BTreeSet::new();
+    for (key, round, status, bets) in &answers {
+        if key == "poison" {
+            continue;
+        }
+        if *status == 200 {
+            acknowledged.extend(bets.iter().cloned());
+            continue;
+        }
+        let path = format!("/v1/rounds/{round}/bets");
+        let give_up = Instant::now() + Duration::from_secs(30);
+        let r = loop {
+            let r = post(&base, &op, key, &path, &bet).expect("an answer");
+            if r.status != 503 || Instant::now() > give_up {
+                break r;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert_eq!(r.status, 200, "{key} retried: {}", r.text);
+        acknowledged.extend(accepted_bets(&r.body));
+    }
+    assert_eq!(acknowledged.len(), answers.len() - 1, "a bet per key");
+    for round in &rounds {
+        settle(&base, &op, round);
+    }
+    // Exactly the acknowledged bets are in the log, each once, and the log verifies.
+    assert_eq!(exported_bets(&base, &auditor), acknowledged);
+    crate::replay::exported_log_verifies_and_replays(&server, &auditor);
+}
