@@ -97,8 +97,9 @@ pub struct WriterMetrics {
     pub queue_depth: Gauge,
     /// SQLite's WAL checkpoints, run by their own thread (not a stage of a batch).
     pub wal_checkpoint: Histogram,
-    /// A state snapshot, from the wait for the batch in flight to its commit: the time the
-    /// writer takes no batch (not a stage of a batch).
+    /// A state snapshot, serialised and sealed on the writer's thread (its rows are written by
+    /// the committer behind the batches it covers): the time the writer takes no batch (not a
+    /// stage of a batch).
     pub snapshot: Histogram,
     /// Frames in SQLite's WAL at the last checkpoint.
     pub wal_frames: Gauge,
@@ -322,8 +323,8 @@ fn registry(metrics: &Arc<Metrics>, others: Vec<Arc<Metrics>>) -> Registry {
         "Time the writer spent on each stage of a batch: lookup (idempotency records), decide, \
          seal (on the writer's thread); write (rows inside the transaction), commit (durable) \
          (on the committer's, overlapping the next batch's decide); wal_checkpoint (SQLite, on \
-         a thread of its own); snapshot (a state snapshot, during which the writer takes no \
-         batch)",
+         a thread of its own); snapshot (a state snapshot serialised and sealed, during which \
+         the writer takes no batch; the committer writes it)",
         w.stages.clone(),
     );
     r.register(

@@ -356,8 +356,15 @@ impl Committer {
         m.batches.fetch_add(1, Ordering::Relaxed);
         m.batch_commands
             .fetch_add(c.pending.len() as u64, Ordering::Relaxed);
+        if let Some((_, _, bytes)) = &c.derived.snapshot {
+            // Counted next to the log's size, so that a reader can discount snapshot entries
+            // (the two are separate counters: a scrape may fall between the two stores).
+            m.snapshots.fetch_add(1, Ordering::SeqCst);
+            m.snapshot_bytes
+                .store(bytes.len() as u64, Ordering::Relaxed);
+        }
         if let Some(last) = c.batch.entries.last() {
-            m.log_entries.store(last.seq + 1, Ordering::Relaxed);
+            m.log_entries.store(last.seq + 1, Ordering::SeqCst);
         }
         for e in &c.batch.entries {
             let counter = match e.kind.as_str() {

@@ -1534,9 +1534,13 @@ impl Writer {
         }
     }
 
+    /// Seals a snapshot of the live state (covering every entry so far, those in flight too)
+    /// and hands it to the committer behind the batches it covers: it is written in their
+    /// order, so it is durable only once they are, and a failure of one of them takes it
+    /// along (see `committer`). Only the serialisation runs on the writer's thread; the writer
+    /// does not wait for the batches in flight or for the snapshot's own commit.
     fn write_snapshot(&mut self) -> Result<(), String> {
-        // The snapshot covers durable entries only.
-        if !self.settle() {
+        if !self.settle_down_to(self.depth.max(1) - 1) {
             return Err("an earlier batch was not written".into());
         }
         let now = Utc::now();
@@ -1556,25 +1560,27 @@ impl Writer {
             .map_err(|e| e.to_string())?;
         let mut tiles = self.tiles.clone();
         let tile_rows = tiles.append(batch.entries.iter().map(|e| e.leaf_hash));
-        let n = bytes.len() as u64;
-        let derived = Derived {
-            snapshot: Some((covers, sha256, bytes)),
-            ..Derived::default()
-        };
-        self.persist(&batch, &tile_rows, &derived)
-            .map_err(|e| e.to_string())?;
         self.appender
             .commit(&batch)
             .expect("a batch prepared on this appender commits");
         self.tiles = tiles;
         self.snapshot_size = self.appender.size();
-        // Counted next to the log's size, so that a reader can discount snapshot entries
-        // (the two are separate counters: a scrape may fall between the two stores).
-        self.metrics.snapshots.fetch_add(1, Ordering::SeqCst);
-        self.metrics.snapshot_bytes.store(n, Ordering::Relaxed);
-        self.metrics
-            .log_entries
-            .store(self.appender.size(), Ordering::SeqCst);
+        // Counted by the committer once it is stored (`pitboss_snapshots_total`).
+        let commit = committer::Commit {
+            batch,
+            tile_rows,
+            derived: Derived {
+                snapshot: Some((covers, sha256, bytes)),
+                ..Derived::default()
+            },
+            pending: Vec::new(),
+            seeds: Vec::new(),
+            revealed: Vec::new(),
+            created: now.to_rfc3339_opts(SecondsFormat::Micros, true),
+            evict: Faulted::default(),
+            generation: self.generation,
+        };
+        self.hand_over(commit, HashMap::new(), register::Writes::default());
         Ok(())
     }
 
@@ -2037,13 +2043,7 @@ impl Writer {
                 );
             }
         }
-        let sent = Instant::now();
-        self.in_flight.push_back(InFlight {
-            sent,
-            end: self.appender.size(),
-            answers,
-            register: derived.register.clone(),
-        });
+        let register = derived.register.clone();
         let mut evict = faulted;
         evict.rounds.extend(finished_now.rounds);
         evict.tables.extend(finished_now.tables);
@@ -2058,6 +2058,23 @@ impl Writer {
             evict,
             generation: self.generation,
         };
+        self.hand_over(commit, answers, register);
+    }
+
+    /// Hands a sealed batch, already folded into the writer's state and log, to the committer
+    /// (the caller has made room: fewer than `depth` batches in flight).
+    fn hand_over(
+        &mut self,
+        commit: committer::Commit,
+        answers: HashMap<(String, String), (String, StoredReply)>,
+        register: register::Writes,
+    ) {
+        self.in_flight.push_back(InFlight {
+            sent: Instant::now(),
+            end: self.appender.size(),
+            answers,
+            register,
+        });
         match self.commits.send(commit) {
             Ok(()) => {
                 if self.depth == 0 {
