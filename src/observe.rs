@@ -207,6 +207,18 @@ impl Collector for ServiceCounters {
                 "Snapshots of the live state stored (a start replays only the log after the latest)",
                 all(|x| &x.snapshots),
             ),
+            (
+                "pitboss_register_players_cached",
+                "Players whose register (002 § 6) a batch found in its writer's cache, reading \
+                 nothing from the store",
+                all(|x| &x.register_players_cached),
+            ),
+            (
+                "pitboss_register_players_read",
+                "Players whose register (002 § 6) a batch read from the store (not in its \
+                 writer's cache: new, or the cache emptied by a reload, a day's turn or its bound)",
+                all(|x| &x.register_players_read),
+            ),
         ] {
             let c = ConstCounter::new(value);
             c.encode(encoder.encode_descriptor(name, help, None, c.metric_type())?)?;

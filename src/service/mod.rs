@@ -80,10 +80,26 @@ pub const PIPELINE_DEPTH: usize = 8;
 /// `PITBOSS_WRITER_PIPELINE`: how many batches may be in flight (0: each batch is waited for
 /// before the next is decided); [`PIPELINE_DEPTH`] when unset or not a number.
 fn pipeline_depth() -> usize {
-    std::env::var("PITBOSS_WRITER_PIPELINE")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(PIPELINE_DEPTH)
+    tuning("PITBOSS_WRITER_PIPELINE", PIPELINE_DEPTH, |_| true)
+}
+
+/// A tuning knob read from the environment (measuring knobs with no flag of their own): its
+/// value, or `default` when unset, or (with a warning in the log) when it is not a number
+/// `valid` accepts.
+pub(crate) fn tuning<T>(name: &str, default: T, valid: impl Fn(&T) -> bool) -> T
+where
+    T: std::str::FromStr + std::fmt::Display + Copy,
+{
+    let Ok(text) = std::env::var(name) else {
+        return default;
+    };
+    match text.trim().parse::<T>() {
+        Ok(v) if valid(&v) => v,
+        _ => {
+            tracing::warn!(%name, value = %text, %default, "not a valid value; the default is used");
+            default
+        }
+    }
 }
 
 /// A batch handed to the committer, as the writer keeps it until it takes its outcome.
@@ -483,6 +499,10 @@ pub struct Metrics {
     pub log_entries: AtomicU64,
     pub checkpoints: AtomicU64,
     pub storage_failures: AtomicU64,
+    /// Players whose register a batch found in the writer's cache, and players it read from
+    /// the store (`register::Cache`).
+    pub register_players_cached: AtomicU64,
+    pub register_players_read: AtomicU64,
     /// Requests each limit refused (see [`crate::limits`]).
     pub throttled: Arc<ThrottleCounters>,
     /// Refusal entries not logged because their operator's refusal budget was used up.
@@ -2154,7 +2174,7 @@ impl Writer {
         let commands = jobs.iter().map(|j| (j.operator.as_str(), &j.command));
         let conn = &mut self.conn;
         let in_flight = &self.in_flight;
-        self.register_cache.load(now, commands, |players| {
+        let batch = self.register_cache.load(now, commands, |players| {
             if in_flight.is_empty() {
                 return register::Batch::load_players(conn, now, players);
             }
@@ -2178,7 +2198,12 @@ impl Writer {
                 .iter()
                 .filter(|b| stored < b.end)
                 .fold(read, |read, b| read.with_in_flight(&b.register)))
-        })
+        });
+        let (held, read) = self.register_cache.take_counts();
+        let m = &self.metrics;
+        m.register_players_cached.fetch_add(held, Ordering::Relaxed);
+        m.register_players_read.fetch_add(read, Ordering::Relaxed);
+        batch
     }
 
     /// What the oldest batch in flight became (`None`: the committer is gone); see

@@ -402,9 +402,21 @@ pub struct Cache {
     month: String,
     entries: HashMap<PlayerKey, Option<Entry>>,
     usage: HashMap<PeriodKey, Usage>,
+    /// Players batches found here, and players they read from the store, since the last
+    /// [`Cache::take_counts`].
+    held_count: u64,
+    read_count: u64,
 }
 
 impl Cache {
+    /// Players found here and players read from the store since the last call (for the
+    /// service's counters).
+    pub fn take_counts(&mut self) -> (u64, u64) {
+        let counts = (self.held_count, self.read_count);
+        (self.held_count, self.read_count) = (0, 0);
+        counts
+    }
+
     pub fn clear(&mut self) {
         self.entries.clear();
         self.usage.clear();
@@ -446,6 +458,8 @@ impl Cache {
                 }
             }
         }
+        self.held_count += held.len() as u64;
+        self.read_count += missing.values().map(|p| p.len() as u64).sum::<u64>();
         let mut batch = if missing.is_empty() {
             Batch::empty(now)
         } else {
@@ -1403,6 +1417,7 @@ mod cache_tests {
             })
             .unwrap();
         assert_eq!(asked, ["c"]);
+        assert_eq!(cache.take_counts(), (1, 3), "a held; a, b and c read");
         assert_eq!(batch.usage("op", "a", &day).staked, 1_100);
         batch.add("op", "b", &day, 0, 40);
         batch.add("op", "z", &day, 0, 7);

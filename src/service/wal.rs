@@ -40,11 +40,9 @@ pub const TRUNCATE_PAST_FRAMES: i32 = 4096;
 
 /// The bound on the WAL in frames: `PITBOSS_WAL_TRUNCATE_FRAMES` or [`TRUNCATE_PAST_FRAMES`].
 pub fn truncate_past() -> i32 {
-    std::env::var("PITBOSS_WAL_TRUNCATE_FRAMES")
-        .ok()
-        .and_then(|v| v.parse::<i32>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(TRUNCATE_PAST_FRAMES)
+    super::tuning("PITBOSS_WAL_TRUNCATE_FRAMES", TRUNCATE_PAST_FRAMES, |&n| {
+        n > 0
+    })
 }
 
 /// The WAL file's size at the bound: frames of at most 4 KiB and their 24-byte headers.

@@ -360,6 +360,11 @@ fn metrics_count_the_requests_made(backend: Backend) {
     );
     let batches = value(&m, "pitboss_log_batches_total", &[]).expect("batches");
     assert!(batches >= 1.0 && batches <= commands as f64, "{batches}");
+    // One player bet, one request after the other: read from the store once, then held by
+    // the writer's register cache.
+    let cached = value(&m, "pitboss_register_players_cached_total", &[]).expect("cached");
+    let read = value(&m, "pitboss_register_players_read_total", &[]).expect("read");
+    assert_eq!((cached + read, read), (BETS as f64, 1.0));
     for stage in ["lookup", "decide", "seal", "write", "commit"] {
         let n = value(
             &m,
