@@ -1560,7 +1560,7 @@ impl Writer {
     /// along (see `committer`). Only the serialisation runs on the writer's thread; the writer
     /// does not wait for the batches in flight or for the snapshot's own commit.
     fn write_snapshot(&mut self) -> Result<(), String> {
-        if !self.settle_down_to(self.depth.max(1) - 1) {
+        if !self.make_room() {
             return Err("an earlier batch was not written".into());
         }
         let now = Utc::now();
@@ -2040,11 +2040,10 @@ impl Writer {
         {
             p.text = Some(p.reply.body.to_string().into());
         }
-        // The outcomes already come are taken; with `depth` batches out, the oldest is waited
-        // for. A batch that was not written had the state rebuilt from the store: this one,
-        // built on it, is not sent. (One that fails after this is sent takes this one with it:
-        // the committer refuses the batches of its generation that follow it.)
-        if !self.settle_down_to(self.depth.max(1) - 1) {
+        // A batch that was not written had the state rebuilt from the store: this one, built on
+        // it, is not sent. (One that fails after this is sent takes this one with it: the
+        // committer refuses the batches of its generation that follow it.)
+        if !self.make_room() {
             self.fail_batch(pending, None, "an earlier batch was not written");
             return;
         }
@@ -2081,8 +2080,14 @@ impl Writer {
         self.hand_over(commit, answers, register);
     }
 
+    /// Room for one more batch in flight: the outcomes already come are taken and, with
+    /// `depth` batches out, the oldest is waited for. `false` as [`Writer::settle`].
+    fn make_room(&mut self) -> bool {
+        self.settle_down_to(self.depth.max(1) - 1)
+    }
+
     /// Hands a sealed batch, already folded into the writer's state and log, to the committer
-    /// (the caller has made room: fewer than `depth` batches in flight).
+    /// (the caller has made room: [`Writer::make_room`]).
     fn hand_over(
         &mut self,
         commit: committer::Commit,

@@ -347,6 +347,25 @@ impl Writes {
             self.reported.insert(k.clone(), *v);
         }
     }
+
+    /// Puts these counts into `usage`, for the periods `take` accepts: counted amounts added,
+    /// reported amounts set.
+    fn count_into(&self, usage: &mut HashMap<PeriodKey, Usage>, take: impl Fn(&PeriodKey) -> bool) {
+        for (k, (staked, net_loss)) in &self.deltas {
+            if take(k) {
+                let u = usage.entry(k.clone()).or_default();
+                u.staked += staked;
+                u.net_loss += net_loss;
+            }
+        }
+        for (k, (staked, net_loss)) in &self.reported {
+            if take(k) {
+                let u = usage.entry(k.clone()).or_default();
+                u.reported_staked = *staked;
+                u.reported_net_loss = *net_loss;
+            }
+        }
+    }
 }
 
 /// The register as one batch sees it: the rows of its players read at its start, with its
@@ -465,8 +484,9 @@ impl Cache {
         } else {
             read(&missing)?
         };
+        let open = OPEN.to_string();
         for k in held {
-            for period in [&day, &month, &OPEN.to_string()] {
+            for period in [&day, &month, &open] {
                 let pk = (k.0.clone(), k.1.clone(), period.clone());
                 if let Some(u) = self.usage.get(&pk) {
                     batch.usage.insert(pk, *u);
@@ -496,21 +516,9 @@ impl Cache {
                 self.usage.insert(k.clone(), *u);
             }
         }
-        let held = |c: &Cache, k: &PeriodKey| c.entries.contains_key(&(k.0.clone(), k.1.clone()));
-        for (k, (staked, net_loss)) in &batch.writes.deltas {
-            if !read(k) && held(self, k) {
-                let u = self.usage.entry(k.clone()).or_default();
-                u.staked += staked;
-                u.net_loss += net_loss;
-            }
-        }
-        for (k, (staked, net_loss)) in &batch.writes.reported {
-            if !read(k) && held(self, k) {
-                let u = self.usage.entry(k.clone()).or_default();
-                u.reported_staked = *staked;
-                u.reported_net_loss = *net_loss;
-            }
-        }
+        batch.writes.count_into(&mut self.usage, |k| {
+            !read(k) && self.entries.contains_key(&(k.0.clone(), k.1.clone()))
+        });
         // An entry written for a player the batch did not read is not known whole here.
         for k in batch.writes.entries.keys() {
             if !batch.entries.contains_key(k) {
@@ -645,21 +653,9 @@ impl Batch {
                 self.entries.insert(k.clone(), e.clone());
             }
         }
-        let read = |b: &Batch, k: &PeriodKey| b.entries.contains_key(&(k.0.clone(), k.1.clone()));
-        for (k, (staked, net_loss)) in &w.deltas {
-            if read(&self, k) {
-                let u = self.usage.entry(k.clone()).or_default();
-                u.staked += staked;
-                u.net_loss += net_loss;
-            }
-        }
-        for (k, (staked, net_loss)) in &w.reported {
-            if read(&self, k) {
-                let u = self.usage.entry(k.clone()).or_default();
-                u.reported_staked = *staked;
-                u.reported_net_loss = *net_loss;
-            }
-        }
+        w.count_into(&mut self.usage, |k| {
+            self.entries.contains_key(&(k.0.clone(), k.1.clone()))
+        });
         self
     }
 
