@@ -150,12 +150,18 @@ pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryRes
 
 /// Writes a transaction's rows in one transaction that first checks the lease's fencing
 /// token (only the log's writer commits); also returns when the rows were written, before the
-/// commit.
+/// commit (`None` when the write and the commit were one statement, or it failed before).
+/// On PostgreSQL the rows of bets and settlements are one statement ([`super::commit_pg`]).
 pub(super) fn write_fenced(
     conn: &mut DbConnection,
     fence: Option<i64>,
     rows: &BatchRows<'_>,
 ) -> (QueryResult<()>, Option<Instant>) {
+    if let DbConnection::Pg(pg) = conn {
+        if super::commit_pg::fits(rows) {
+            return (super::commit_pg::write(pg, fence, rows), None);
+        }
+    }
     let mut written = None;
     let result = conn.transaction(|t| {
         store::lease::renew_token(fence, t)?;
@@ -328,12 +334,17 @@ impl Committer {
             .observe(group.len() as f64);
         let write = Instant::now();
         let (result, written) = write_fenced(conn, self.fence, &rows);
-        if let Some(w) = written {
-            let m = &self.metrics.writer;
-            m.write.observe(w.duration_since(write).as_secs_f64());
-            if result.is_ok() {
-                m.commit.observe(crate::observe::since(w));
+        let m = &self.metrics.writer;
+        match written {
+            Some(w) => {
+                m.write.observe(w.duration_since(write).as_secs_f64());
+                if result.is_ok() {
+                    m.commit.observe(crate::observe::since(w));
+                }
             }
+            // One statement, its commit included (PostgreSQL): observed as the write.
+            None if result.is_ok() => m.write.observe(crate::observe::since(write)),
+            None => {}
         }
         match (&result, index) {
             (Ok(()), Some((_, to))) => {

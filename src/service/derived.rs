@@ -93,15 +93,21 @@ pub fn write_all(c: &mut DbConnection, ds: &[&Derived]) -> Result<(), diesel::re
     for d in ds {
         write_but_register(c, d)?;
     }
+    super::register::write(c, &merged_register(ds))
+}
+
+/// The player register's changes of several batches as one write (`register::Writes::merge`).
+pub fn merged_register<'a>(ds: &[&'a Derived]) -> std::borrow::Cow<'a, super::register::Writes> {
+    use std::borrow::Cow;
     match ds {
-        [] => Ok(()),
-        [one] => super::register::write(c, &one.register),
+        [] => Cow::Owned(Default::default()),
+        [one] => Cow::Borrowed(&one.register),
         [first, rest @ ..] => {
             let mut merged = first.register.clone();
             for d in rest {
                 merged.merge(&d.register);
             }
-            super::register::write(c, &merged)
+            Cow::Owned(merged)
         }
     }
 }

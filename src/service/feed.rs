@@ -90,19 +90,24 @@ fn insert_tags(
     Ok(())
 }
 
-/// Writes the tags of a batch's entries (inside the batch's transaction).
-pub fn write_tags(
-    c: &mut DbConnection,
-    entries: &[&SealedEntry],
-) -> Result<(), diesel::result::Error> {
-    let tags: Vec<(i64, &'static str, String)> = entries
+/// The tag rows `(seq, tag, value)` of a batch's entries.
+pub fn tag_rows(entries: &[&SealedEntry]) -> Vec<(i64, &'static str, String)> {
+    entries
         .iter()
         .flat_map(|e| {
             tags_of(e.kind.as_str(), &e.payload)
                 .into_iter()
                 .map(move |(tag, value)| (e.seq as i64, tag, value))
         })
-        .collect();
+        .collect()
+}
+
+/// Writes the tags of a batch's entries (inside the batch's transaction).
+pub fn write_tags(
+    c: &mut DbConnection,
+    entries: &[&SealedEntry],
+) -> Result<(), diesel::result::Error> {
+    let tags = tag_rows(entries);
     // One multi-row INSERT per 1,000 tags (a bet's entry has one: its player).
     for chunk in tags.chunks(crate::store::ROWS_PER_INSERT) {
         let values: Vec<_> = chunk

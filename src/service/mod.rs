@@ -41,6 +41,7 @@ use crate::store::tiles::{write_tiles, TileRow, Tiles};
 use crate::store::{self, DatabaseUrl, DbConnection, ReadPool, StoreError};
 
 pub mod approval;
+mod commit_pg;
 mod committer;
 pub mod deadline;
 pub mod derived;

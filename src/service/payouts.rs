@@ -90,7 +90,8 @@ pub fn due_of_events(events: &[Event], operator: &str, now: DateTime<Utc>) -> Ve
     out
 }
 
-fn ts(t: DateTime<Utc>) -> String {
+/// A time as stored (RFC 3339, microseconds, UTC).
+pub(super) fn ts(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 

@@ -319,7 +319,7 @@ struct Usage {
 }
 
 type PlayerKey = (String, String);
-type PeriodKey = (String, String, String);
+pub type PeriodKey = (String, String, String);
 
 /// What a batch changes in the register, written in its transaction.
 #[derive(Debug, Default, Clone)]
@@ -332,6 +332,28 @@ pub struct Writes {
 }
 
 impl Writes {
+    /// Counted amounts only: no player's entry changed and no amounts reported (what a
+    /// batch of bets and settlements writes).
+    pub fn counts_only(&self) -> bool {
+        self.entries.is_empty() && self.reported.is_empty()
+    }
+
+    /// Counted amounts `(staked, net_loss)` to add for one player and period (tests).
+    #[cfg(test)]
+    pub fn counted(op: &str, player: &str, period: &str, staked: i64, net_loss: i64) -> Writes {
+        let mut w = Writes::default();
+        w.deltas.insert(
+            (op.to_string(), player.to_string(), period.to_string()),
+            (staked, net_loss),
+        );
+        w
+    }
+
+    /// Counted amounts to add, `(staked, net_loss)` by operator, player and period.
+    pub fn deltas(&self) -> &BTreeMap<PeriodKey, (i64, i64)> {
+        &self.deltas
+    }
+
     /// Adds the changes of a batch decided after this one: entries and reported amounts as
     /// the later batch left them, counted amounts summed.
     pub fn merge(&mut self, later: &Writes) {

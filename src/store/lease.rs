@@ -329,14 +329,19 @@ pub fn renew_token(token: Option<i64>, c: &mut DbConnection) -> Result<(), diese
     if n == 1 {
         Ok(())
     } else {
-        Err(diesel::result::Error::QueryBuilderError(
-            format!(
-                "the writer's lease (token {token}) was taken over by another node: this node \
-                 no longer writes the log"
-            )
-            .into(),
-        ))
+        Err(taken_over(*token))
     }
+}
+
+/// The error of a write whose fencing token `token` is no longer the lease's.
+pub fn taken_over(token: i64) -> diesel::result::Error {
+    diesel::result::Error::QueryBuilderError(
+        format!(
+            "the writer's lease (token {token}) was taken over by another node: this node no \
+             longer writes the log"
+        )
+        .into(),
+    )
 }
 
 /// Renews a lease from a thread of its own until dropped: while a node that has just taken

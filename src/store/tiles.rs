@@ -153,21 +153,23 @@ fn decode(bytes: &[u8]) -> Result<Vec<Hash>, StoreError> {
         .collect())
 }
 
+/// The rows `(level, idx, hashes)` to store for tile rows in the order they were made: the
+/// last of each tile only (a later row of a tile holds every hash of the earlier ones).
+pub fn stored_rows<'a>(rows: impl IntoIterator<Item = &'a TileRow>) -> Vec<(i32, i64, Vec<u8>)> {
+    let last: BTreeMap<(u32, u64), &TileRow> =
+        rows.into_iter().map(|r| ((r.level, r.idx), r)).collect();
+    last.values()
+        .map(|r| (r.level as i32, r.idx as i64, encode(&r.hashes)))
+        .collect()
+}
+
 /// Writes tiles in one multi-row upsert (`INSERT … ON CONFLICT DO UPDATE`, both backends);
 /// of several rows for one tile (batches written in one transaction), the last is stored.
 pub fn write_tiles<'a>(
     conn: &mut DbConnection,
     rows: impl IntoIterator<Item = &'a TileRow>,
 ) -> Result<(), diesel::result::Error> {
-    let last: BTreeMap<(u32, u64), &TileRow> =
-        rows.into_iter().map(|r| ((r.level, r.idx), r)).collect();
-    if last.is_empty() {
-        return Ok(());
-    }
-    let encoded: Vec<(i32, i64, Vec<u8>)> = last
-        .values()
-        .map(|r| (r.level as i32, r.idx as i64, encode(&r.hashes)))
-        .collect();
+    let encoded = stored_rows(rows);
     for chunk in encoded.chunks(super::ROWS_PER_INSERT) {
         let values: Vec<_> = chunk
             .iter()

@@ -365,13 +365,24 @@ fn metrics_count_the_requests_made(backend: Backend) {
     let cached = value(&m, "pitboss_register_players_cached_total", &[]).expect("cached");
     let read = value(&m, "pitboss_register_players_read_total", &[]).expect("read");
     assert_eq!((cached + read, read), (BETS as f64, 1.0));
-    for stage in ["lookup", "decide", "seal", "write", "commit"] {
-        let n = value(
+    let stage_count = |stage: &str| {
+        value(
             &m,
             "pitboss_writer_stage_duration_seconds_count",
             &[("stage", stage)],
         )
-        .unwrap_or_else(|| panic!("no {stage} stage"));
+    };
+    for stage in ["lookup", "decide", "seal", "write", "commit"] {
+        let n = stage_count(stage).unwrap_or_else(|| panic!("no {stage} stage"));
+        if stage == "commit" && backend == Backend::Postgres {
+            // On PostgreSQL a transaction of bets is one statement, its commit included in
+            // the write stage; the commit is observed for transactions written statement by
+            // statement (the writer's own, a snapshot's, the index's), at least the operator
+            // key's and the table's here.
+            let writes = stage_count("write").expect("write");
+            assert!(n >= 1.0 && n < writes, "commit: {n} of {writes} writes");
+            continue;
+        }
         assert!(n >= batches, "{stage}: {n} < {batches}");
         assert!(
             buckets(
