@@ -80,6 +80,9 @@ pub struct WriterMetrics {
     pub decide: Histogram,
     /// Sealing the batch's entries (hash chain, signatures' input) and the Merkle tiles.
     pub seal: Histogram,
+    /// A sealed batch waiting for the committer: from the writer's hand-over to the start of
+    /// the transaction that writes it (behind the transactions before it).
+    pub commit_wait: Histogram,
     /// The batch's rows written inside the transaction, up to the commit.
     pub write: Histogram,
     /// The commit (SQLite's fsync of the WAL; PostgreSQL's COMMIT round trip and WAL flush).
@@ -113,6 +116,7 @@ impl Default for WriterMetrics {
             lookup: stage("lookup"),
             decide: stage("decide"),
             seal: stage("seal"),
+            commit_wait: stage("commit_wait"),
             write: stage("write"),
             commit: stage("commit"),
             settle: stage("settle"),

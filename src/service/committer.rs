@@ -185,6 +185,8 @@ pub(super) struct Commit {
     pub evict: Faulted,
     /// The writer's generation when it sealed the batch (see the module's documentation).
     pub generation: u64,
+    /// When the writer handed the batch over (set by the hand-over).
+    pub handed_at: Instant,
 }
 
 impl Commit {
@@ -248,6 +250,12 @@ impl Committer {
     /// Writes the batches in one transaction and answers their commands; their outcomes, in
     /// order.
     fn commit(&mut self, group: Vec<Commit>) -> Vec<Outcome> {
+        for c in &group {
+            self.metrics
+                .writer
+                .commit_wait
+                .observe(crate::observe::since(c.handed_at));
+        }
         let mut outcomes = Vec::with_capacity(group.len());
         // Generations only grow along the queue: the refused ones come first.
         let (refused, group): (Vec<_>, Vec<_>) = group

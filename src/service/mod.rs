@@ -1600,6 +1600,7 @@ impl Writer {
             created: now.to_rfc3339_opts(SecondsFormat::Micros, true),
             evict: Faulted::default(),
             generation: self.generation,
+            handed_at: Instant::now(),
         };
         self.hand_over(commit, HashMap::new(), register::Writes::default());
         Ok(())
@@ -2077,6 +2078,7 @@ impl Writer {
             created: now.to_rfc3339_opts(SecondsFormat::Micros, true),
             evict,
             generation: self.generation,
+            handed_at: Instant::now(),
         };
         self.hand_over(commit, answers, register);
     }
@@ -2091,12 +2093,13 @@ impl Writer {
     /// (the caller has made room: [`Writer::make_room`]).
     fn hand_over(
         &mut self,
-        commit: committer::Commit,
+        mut commit: committer::Commit,
         answers: HashMap<(String, String), (String, StoredReply)>,
         register: register::Writes,
     ) {
+        commit.handed_at = Instant::now();
         self.in_flight.push_back(InFlight {
-            sent: Instant::now(),
+            sent: commit.handed_at,
             end: self.appender.size(),
             answers,
             register,

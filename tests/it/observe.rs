@@ -372,7 +372,7 @@ fn metrics_count_the_requests_made(backend: Backend) {
             &[("stage", stage)],
         )
     };
-    for stage in ["lookup", "decide", "seal", "write", "commit"] {
+    for stage in ["lookup", "decide", "seal", "commit_wait", "write", "commit"] {
         let n = stage_count(stage).unwrap_or_else(|| panic!("no {stage} stage"));
         if stage == "commit" && backend == Backend::Postgres {
             // On PostgreSQL a transaction of bets is one statement, its commit included in
