@@ -35,20 +35,42 @@ use diesel::sql_types::{Array, BigInt, Bytea, Integer, Nullable, Text};
 use pitboss_audit::entry::SealedEntry;
 
 use super::committer::BatchRows;
-use super::derived;
+use super::derived::{self, Derived};
 use super::payouts::ts;
 
 /// Whether a transaction's rows can be written as one statement: only the kinds of rows the
 /// statement writes (see the module's documentation).
 pub(super) fn fits(rows: &BatchRows<'_>) -> bool {
-    rows.index.is_none()
-        && rows.derived.iter().all(|d| {
-            d.closed.is_empty()
-                && d.snapshot.is_none()
-                && d.keys.is_empty()
-                && d.key_rows.is_empty()
-                && d.payouts_confirmed.is_empty()
-                && d.register.counts_only()
+    // Every field named: a kind of row added to a transaction is a compile error here, not
+    // rows the one statement silently leaves out.
+    let BatchRows {
+        entries: _,
+        log_state: _,
+        tile_rows: _,
+        derived,
+        idempotency: _,
+        seeds: _,
+        revealed: _,
+        index,
+    } = rows;
+    index.is_none()
+        && derived.iter().all(|d| {
+            let Derived {
+                finished: _,
+                closed,
+                snapshot,
+                keys,
+                key_rows,
+                payouts_due: _,
+                payouts_confirmed,
+                register,
+            } = d;
+            closed.is_empty()
+                && snapshot.is_none()
+                && keys.is_empty()
+                && key_rows.is_empty()
+                && payouts_confirmed.is_empty()
+                && register.counts_only()
         })
 }
 
@@ -539,7 +561,14 @@ mod tests {
         let mut app = Appender::new("test.example/log", std::slice::from_ref(signer.verifier()))
             .expect("origin");
         let txs = two_transactions(&mut app);
+        // A second batch in the second transaction: its counts merge with the first's.
+        let merged = Derived {
+            register: Writes::counted("op", "p0", "2026-11-29", 7, 3),
+            ..Derived::default()
+        };
         let (mut c1, mut c2) = (one.conn(), general.conn());
+        // The writer's settings (generic plans, LZ4), as the committer's connection has them.
+        super::super::wal::for_writing(&mut c1).expect("settings");
         for (i, (es, tiles, derived, seeds, revealed)) in txs.iter().enumerate() {
             let created = format!("2026-11-29T12:00:0{i}.000000Z");
             let rows = BatchRows {
@@ -550,7 +579,11 @@ mod tests {
                     "{\"size\":5}"
                 },
                 tile_rows: tiles.iter().collect(),
-                derived: vec![derived],
+                derived: if i == 0 {
+                    vec![derived]
+                } else {
+                    vec![derived, &merged]
+                },
                 idempotency: vec![(
                     "op",
                     if i == 0 { "k0" } else { "k1" },
@@ -577,7 +610,7 @@ mod tests {
             "{}",
             a[6]
         );
-        assert!(a[5].contains("150,30"), "counts added: {}", a[5]);
+        assert!(a[5].contains("157,33"), "counts added: {}", a[5]);
 
         // Another node took the lease over: nothing is written, and the error says why.
         c1.batch_execute("UPDATE writer_lease SET token = 8")

@@ -335,7 +335,13 @@ impl Writes {
     /// Counted amounts only: no player's entry changed and no amounts reported (what a
     /// batch of bets and settlements writes).
     pub fn counts_only(&self) -> bool {
-        self.entries.is_empty() && self.reported.is_empty()
+        // Every field named, so that a new kind of change is weighed here (`commit_pg`).
+        let Writes {
+            entries,
+            deltas: _,
+            reported,
+        } = self;
+        entries.is_empty() && reported.is_empty()
     }
 
     /// Counted amounts `(staked, net_loss)` to add for one player and period (tests).

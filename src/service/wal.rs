@@ -77,10 +77,11 @@ pub fn for_writing(conn: &mut DbConnection) -> QueryResult<()> {
         )),
         DbConnection::Pg(c) => {
             c.batch_execute(&format!(
-                "SET idle_in_transaction_session_timeout = {}; \
-                 SET plan_cache_mode = force_generic_plan",
+                "SET idle_in_transaction_session_timeout = {}",
                 store::lease::duration().as_millis()
             ))?;
+            // Best effort too: a server older than 12 has no such setting (and plans again).
+            let _ = c.batch_execute("SET plan_cache_mode = force_generic_plan");
             // Large values (a settlement's entry, its finished round, its answer: 40–90 KB
             // of JSON each with 50 bets) compressed with LZ4 rather than PostgreSQL's own
             // pglz, ≈ 9 % of the server's time in the bench. A server built without LZ4
