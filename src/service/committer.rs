@@ -185,7 +185,7 @@ pub(super) struct Commit {
     pub evict: Faulted,
     /// The writer's generation when it sealed the batch (see the module's documentation).
     pub generation: u64,
-    /// When the writer handed the batch over (set by the hand-over).
+    /// When the writer handed the batch over (made just before it is handed over).
     pub handed_at: Instant,
 }
 

@@ -2093,11 +2093,10 @@ impl Writer {
     /// (the caller has made room: [`Writer::make_room`]).
     fn hand_over(
         &mut self,
-        mut commit: committer::Commit,
+        commit: committer::Commit,
         answers: HashMap<(String, String), (String, StoredReply)>,
         register: register::Writes,
     ) {
-        commit.handed_at = Instant::now();
         self.in_flight.push_back(InFlight {
             sent: commit.handed_at,
             end: self.appender.size(),

@@ -377,8 +377,8 @@ fn metrics_count_the_requests_made(backend: Backend) {
         if stage == "commit" && backend == Backend::Postgres {
             // On PostgreSQL a transaction of bets is one statement, its commit included in
             // the write stage; the commit is observed for transactions written statement by
-            // statement (the writer's own, a snapshot's, the index's), at least the operator
-            // key's and the table's here.
+            // statement (an API key's, a snapshot's, the index's), at least the operator
+            // key's here.
             let writes = stage_count("write").expect("write");
             assert!(n >= 1.0 && n < writes, "commit: {n} of {writes} writes");
             continue;
