@@ -28,15 +28,20 @@ use crate::store::{self, DatabaseUrl, DbConnection};
 /// How often the checkpointer runs.
 pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
 
-/// WAL frames past which the checkpointer starts the WAL over: 8 MiB of 2 KiB pages, 16 MiB
+/// WAL frames past which the checkpointer starts the WAL over: 64 MiB of 2 KiB pages, 128 MiB
 /// in a store made with 4 KiB pages (`PITBOSS_WAL_TRUNCATE_FRAMES` sets another bound, read
 /// by [`truncate_past`]).
-/// A passive checkpoint copies frames but never starts the WAL over while batches keep
-/// coming (a new batch is always being written when it ends), so under steady load the WAL
-/// grew without end: 4.3 GB after 60 s, and a restart spent 2 s reading it. A `RESTART`
-/// checkpoint takes the write lock for as long as it copies what is left (a commit waits that
-/// long, a few milliseconds) and makes the next commit write from the WAL's start.
-pub const TRUNCATE_PAST_FRAMES: i32 = 4096;
+/// A passive checkpoint copies frames but does not start the WAL over while batches keep
+/// coming (traced under load: it copied the whole WAL nearly every time, and the next commit
+/// still appended to it), so under steady load the WAL grew without end: 4.3 GB after 60 s,
+/// and a restart spent 2 s reading it. A `RESTART` checkpoint takes the write lock for as long
+/// as it copies what is left and syncs the database file, and makes the next commit write
+/// from the WAL's start: traced at 3,500 bets/s, the commit it held waited 9–20 ms, and it
+/// came every 100–200 ms with a bound of 4,096 frames (a bet writes ≈ 10 frames at that rate),
+/// which set the requests' p99. At 32,768 frames it comes about every 1.5 s: in seven
+/// interleaved pairs the p99 at 3,500 bets/s was lower in six (`bench/RESULTS.md`, "HTTP load,
+/// nineteenth session"), and a start after `SIGKILL` with a full WAL took no longer (0.22 s).
+pub const TRUNCATE_PAST_FRAMES: i32 = 32768;
 
 /// The bound on the WAL in frames: `PITBOSS_WAL_TRUNCATE_FRAMES` or [`TRUNCATE_PAST_FRAMES`].
 pub fn truncate_past() -> i32 {
