@@ -113,13 +113,24 @@ pub(super) fn respond(reply: Reply) -> HttpResponse {
     let status = actix_web::http::StatusCode::from_u16(reply.status)
         .unwrap_or(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR);
     let mut b = HttpResponse::build(status);
-    if reply.is_problem() {
+    let problem = reply.is_problem();
+    if problem {
         b.content_type("application/problem+json");
     }
     if let Some(s) = reply.retry_after_s {
         b.insert_header((actix_web::http::header::RETRY_AFTER, s.to_string()));
     }
-    b.json(reply.body)
+    match reply.text {
+        // The text the writer serialised for the idempotency record: the same bytes as
+        // `body`'s, written once.
+        Some(text) => {
+            if !problem {
+                b.content_type(actix_web::http::header::ContentType::json());
+            }
+            b.body(actix_web::web::Bytes::copy_from_slice(text.as_bytes()))
+        }
+        None => b.json(reply.body),
+    }
 }
 
 pub(super) async fn run(

@@ -353,12 +353,25 @@ impl Command {
 
 /// The answer to a command: an HTTP status and a JSON body, stored verbatim for idempotent
 /// retries.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Reply {
     pub status: u16,
     pub body: Value,
     /// Seconds a client should wait before retrying (`Retry-After`; 429 and 503 only).
     pub retry_after_s: Option<u64>,
+    /// `body` as JSON text, when the writer has it already (an answer it stored for retries,
+    /// or one read back from the store): the HTTP worker sends it as it is rather than
+    /// serialising `body` a second time. The same bytes either way (`Value`'s text).
+    pub text: Option<Arc<str>>,
+}
+
+/// Replies are equal by what they answer; `text` is `body` written out, when known.
+impl PartialEq for Reply {
+    fn eq(&self, other: &Reply) -> bool {
+        self.status == other.status
+            && self.body == other.body
+            && self.retry_after_s == other.retry_after_s
+    }
 }
 
 /// An answer as its idempotency record holds it: the status and the body's JSON text.
@@ -375,6 +388,7 @@ impl StoredReply {
             status: self.status,
             body: serde_json::from_str(&self.text).expect("a body serialised by the writer parses"),
             retry_after_s: None,
+            text: Some(self.text.clone()),
         }
     }
 }
@@ -391,6 +405,7 @@ impl Reply {
             status,
             body: body(dto),
             retry_after_s: None,
+            text: None,
         }
     }
 
@@ -409,6 +424,7 @@ impl Reply {
             status,
             body: body(&problem),
             retry_after_s: None,
+            text: None,
         }
     }
 
@@ -1334,10 +1350,13 @@ fn stored_answers(conn: &mut DbConnection, jobs: &[Job]) -> Result<IdempotencyCa
                 (op.to_string(), key),
                 (
                     hash,
+                    // Served from the parsed body (the text of a record another version wrote
+                    // is sent as this version writes it).
                     Reply {
                         status: status as u16,
                         body,
                         retry_after_s: None,
+                        text: None,
                     },
                 ),
             );
@@ -2040,7 +2059,9 @@ impl Writer {
             .iter_mut()
             .filter(|p| p.record && p.job.idem.is_some())
         {
-            p.text = Some(p.reply.body.to_string().into());
+            let text: Arc<str> = p.reply.body.to_string().into();
+            p.reply.text = Some(text.clone());
+            p.text = Some(text);
         }
         // A batch that was not written had the state rebuilt from the store: this one, built on
         // it, is not sent. (One that fails after this is sent takes this one with it: the
@@ -2531,6 +2552,7 @@ impl Writer {
                     status: *status,
                     body: body.clone(),
                     retry_after_s: None,
+                    text: None,
                 },
             ),
             Command::PauseRound {
@@ -4200,6 +4222,11 @@ mod tests {
         assert_eq!(again.status, 409);
         assert_eq!(again.body, first.body);
         assert_eq!(again.body.to_string(), first.body.to_string());
+        assert_eq!(
+            again.text.as_deref(),
+            Some(first.body.to_string().as_str()),
+            "the HTTP worker sends the stored text itself"
+        );
         assert!(again.retry_after_s.is_none());
     }
 }
