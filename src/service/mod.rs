@@ -359,9 +359,10 @@ pub struct Reply {
     pub body: Value,
     /// Seconds a client should wait before retrying (`Retry-After`; 429 and 503 only).
     pub retry_after_s: Option<u64>,
-    /// `body` as JSON text, when the writer has it already (an answer it stored for retries,
-    /// or one read back from the store): the HTTP worker sends it as it is rather than
-    /// serialising `body` a second time. The same bytes either way (`Value`'s text).
+    /// `body` as JSON text, when the writer has it already (an answer it stores for retries,
+    /// or one it repeats from a batch in flight; not one read back from the store): the HTTP
+    /// worker sends it as it is rather than serialising `body` a second time. The same bytes
+    /// either way (`Value`'s text).
     pub text: Option<Arc<str>>,
 }
 
