@@ -97,8 +97,8 @@ fn finished_rounds_are_read_from_the_store(backend: Backend) {
     // One round stays open: it alone is in memory.
     let (s, b) = server.post(&op, "/v1/tables/t1/rounds", json!({}));
     assert_eq!(s, 201, "{b}");
-    assert_eq!(server.metric("pitboss_rounds_in_memory"), 1);
-    assert_eq!(server.metric("pitboss_tables_in_memory"), 2);
+    assert_eq!(server.metric_settled("pitboss_rounds_in_memory", 1), 1);
+    assert_eq!(server.metric_settled("pitboss_tables_in_memory", 2), 2);
 
     // By their ids (scoped to the operator): the auditor reads them too.
     let finished = ["op1:t1.1", "op1:t1.2", "op1:t1.3", "op1:b1.1"];
@@ -151,7 +151,7 @@ fn finished_rounds_are_read_from_the_store(backend: Backend) {
     assert_eq!(s, 409, "{b}");
     assert_eq!(b["code"], "out_of_order");
     assert_eq!(
-        server.metric("pitboss_rounds_in_memory"),
+        server.metric_settled("pitboss_rounds_in_memory", 1),
         1,
         "faulted-in rounds leave again"
     );

@@ -321,6 +321,22 @@ impl TestServer {
         metric_in(&text, name)
     }
 
+    /// A value of `/metrics` once it reads `expected`, or the last one read after 5 s. For the
+    /// gauges the writer sets after a command's answer has gone out (`pitboss_rounds_in_memory`
+    /// and `pitboss_tables_in_memory`: what a durable batch finished leaves memory when the
+    /// writer takes the batch's outcome, within a few milliseconds of the answer).
+    #[allow(dead_code)]
+    pub fn metric_settled(&self, name: &str, expected: u64) -> u64 {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let v = self.metric(name);
+            if v == expected || std::time::Instant::now() >= until {
+                return v;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     /// The server's process id.
     #[allow(dead_code)]
     pub fn pid(&self) -> u32 {

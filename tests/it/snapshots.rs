@@ -130,7 +130,7 @@ fn snapshots_and_closed_tables(backend: Backend) {
         json!({"reason": "end of shift"}),
     );
     assert_eq!(s, 200, "{b}");
-    assert_eq!(server.metric("pitboss_tables_in_memory"), 2);
+    assert_eq!(server.metric_settled("pitboss_tables_in_memory", 2), 2);
     let (s, closed) = server.get_text(Some(&op), "/v1/tables/c1");
     assert_eq!(s, 200, "{closed}");
     assert_eq!(
@@ -166,7 +166,7 @@ fn snapshots_and_closed_tables(backend: Backend) {
     assert_eq!(refused[4], (404, json!("table_not_found")));
     assert_eq!(refused[5], (200, json!("op1:c1")));
     assert_eq!(
-        server.metric("pitboss_tables_in_memory"),
+        server.metric_settled("pitboss_tables_in_memory", 2),
         2,
         "a closed table read back for a command leaves again"
     );
