@@ -71,7 +71,7 @@ impl<'a> BatchRows<'a> {
         created: &'a str,
     ) -> impl Iterator<Item = IdempotencyRow<'a>> + 'a {
         pending.iter().filter(|p| p.record).filter_map(move |p| {
-            let text = p.text.as_deref()?;
+            let text = p.reply.text.as_deref()?;
             p.job.idem.as_ref().map(|idem| {
                 (
                     p.job.operator.as_str(),

@@ -1388,11 +1388,10 @@ struct Pending {
     job: Job,
     reply: Reply,
     /// Whether the batch stores this answer as the command's idempotency record (not for an
-    /// answer repeated to a retry: that record exists, or is in the batch in flight).
+    /// answer repeated to a retry: that record exists, or is in the batch in flight). A
+    /// recorded answer's body is serialised once when the batch is sealed (`reply.text`): the
+    /// idempotency record, the answer sent and an in-flight retry's answer share that text.
     record: bool,
-    /// The recorded answer's body as JSON text, serialised once when the batch is sealed: the
-    /// idempotency record and an in-flight retry's answer share it.
-    text: Option<Arc<str>>,
 }
 
 impl Pending {
@@ -1403,7 +1402,6 @@ impl Pending {
                 job,
                 reply: Reply::unavailable("retry"),
                 record: false,
-                text: None,
             })
             .collect()
     }
@@ -1818,7 +1816,6 @@ impl Writer {
                         job,
                         reply: if same { reply } else { reused_key() },
                         record: false,
-                        text: None,
                     });
                     continue;
                 }
@@ -1997,7 +1994,6 @@ impl Writer {
                 job,
                 reply,
                 record: true,
-                text: None,
             });
         }
         let derived = Derived {
@@ -2060,9 +2056,7 @@ impl Writer {
             .iter_mut()
             .filter(|p| p.record && p.job.idem.is_some())
         {
-            let text: Arc<str> = p.reply.body.to_string().into();
-            p.reply.text = Some(text.clone());
-            p.text = Some(text);
+            p.reply.text = Some(p.reply.body.to_string().into());
         }
         // A batch that was not written had the state rebuilt from the store: this one, built on
         // it, is not sent. (One that fails after this is sent takes this one with it: the
@@ -2073,7 +2067,7 @@ impl Writer {
         }
         let mut answers = HashMap::new();
         for p in pending.iter().filter(|p| p.record) {
-            if let (Some(idem), Some(text)) = (&p.job.idem, &p.text) {
+            if let (Some(idem), Some(text)) = (&p.job.idem, &p.reply.text) {
                 answers.insert(
                     (p.job.operator.clone(), idem.key.clone()),
                     (
