@@ -11,19 +11,12 @@
 # Needs the load generator built: (cd bench/loadgen && cargo build --release).
 set -u
 BIN=$(realpath "$1"); shift
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-K=pb_00000000000000aa_00000000000000000000000000000000000000000000000000000000000000aa
 DATA=${DATA:-/tmp/pitboss-stage-metrics}
-PORT=${PORT:-18080}
-URL=http://127.0.0.1:$PORT
-rm -rf "$DATA"; mkdir -p "$DATA"
-# shellcheck disable=SC2086
-env PITBOSS_RTP_ROUNDS=0 PITBOSS_LIMIT_KEY_RPS=0 PITBOSS_LIMIT_OPERATOR_RPS=0 \
-  PITBOSS_ADMIN_KEY=$K ${EXTRA_ENV:-} \
-  "$BIN" serve --plans "$REPO/game_plans" --bind 127.0.0.1:$PORT --data-dir "$DATA" \
-  ${SERVE_ARGS:-} > "$DATA.serve.log" 2>&1 &
-SP=$!
-for _ in $(seq 1 300); do curl -sf $URL/readyz > /dev/null && break; sleep 0.1; done
+# shellcheck source=bench/serve-lib.sh
+. "$(dirname "$0")/serve-lib.sh"
+fresh_data
+start_service
+wait_ready 0.1 300
 DUR=${DUR:-12}
 if [ -n "${RATE:-}" ]; then MODE="--rate $RATE"; S1=15; S2=23; else MODE="--no-rate-pass"; S1=4; S2=12; fi
 # shellcheck disable=SC2086
