@@ -11,9 +11,10 @@ use super::auth::{Caller, Role};
 use super::dto::ProblemDocument;
 use super::problem::{json_body, Problem};
 use super::startup::AppState;
+use super::tables::respond;
 use crate::round::regulator::{Actor, Approval, ApprovalStatus};
 use crate::service::approval::ApprovalRequest;
-use crate::service::{Command, Reply};
+use crate::service::Command;
 
 /// A regulator's approval of a plan version.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -102,19 +103,6 @@ fn actor(caller: &Caller, person: Option<String>) -> Actor {
         person,
         signer: None,
     }
-}
-
-fn respond(reply: Reply) -> HttpResponse {
-    let status = actix_web::http::StatusCode::from_u16(reply.status)
-        .unwrap_or(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR);
-    let mut b = HttpResponse::build(status);
-    if reply.is_problem() {
-        b.content_type("application/problem+json");
-    }
-    if let Some(s) = reply.retry_after_s {
-        b.insert_header((actix_web::http::header::RETRY_AFTER, s.to_string()));
-    }
-    b.json(reply.body)
 }
 
 /// Approves a plan version by its content hash.
