@@ -18,14 +18,21 @@ pub struct KeyFileError {
 }
 
 /// Reads the key at `path`, or creates one there on first use.
+///
+/// Several processes may start at once on one data directory (the nodes of a log): a key file
+/// appears under its name only whole (see [`write_private`]), and the one that loses the race
+/// to create it reads the winner's.
 pub fn load_or_create(path: &Path) -> Result<SigningKey, KeyFileError> {
     let err = |detail: String| KeyFileError {
         path: path.display().to_string(),
         detail,
     };
-    if path.exists() {
+    let read = || {
         let pem = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        return pitboss_audit::note::private_key_from_pem(&pem).map_err(|e| err(e.to_string()));
+        pitboss_audit::note::private_key_from_pem(&pem).map_err(|e| err(e.to_string()))
+    };
+    if path.exists() {
+        return read();
     }
     let mut seed = [0u8; 32];
     rand::rngs::OsRng
@@ -36,8 +43,11 @@ pub fn load_or_create(path: &Path) -> Result<SigningKey, KeyFileError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
     }
-    write_private(path, pem.as_bytes()).map_err(|e| err(e.to_string()))?;
-    Ok(key)
+    match write_private(path, pem.as_bytes()) {
+        Ok(()) => Ok(key),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read(),
+        Err(e) => Err(err(e.to_string())),
+    }
 }
 
 /// The first 8 bytes of SHA-256 of the public key, in hex: a name for a key that has none yet
@@ -47,22 +57,27 @@ pub fn fingerprint(key: &SigningKey) -> String {
     h[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-#[cfg(unix)]
+/// Writes a new private file at `path`: owner-only (0600 on Unix), whole and synced before it
+/// appears under its name, never over a file already there (`AlreadyExists`, the file left as
+/// it was). The bytes go to a temporary file in the same directory first, which is then linked
+/// to `path` without replacing; a process that reads `path` thus never sees half a key.
 pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
-}
-
-#[cfg(not(unix))]
-pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::write(path, bytes)
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d,
+        None => Path::new("."),
+    };
+    // `tempfile` creates its files with mode 0600 on Unix.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".pitboss-key-")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    // The new name is durable once its directory is synced.
+    #[cfg(unix)]
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -87,5 +102,39 @@ mod tests {
             key.to_bytes()
         );
         assert_eq!(fingerprint(&key).len(), 16);
+        // Never written over, and nothing left beside it.
+        let err = write_private(&path, b"other").expect_err("exists");
+        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), pem);
+        let names: Vec<_> = std::fs::read_dir(path.parent().expect("dir"))
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("k.pem")]);
+    }
+
+    /// Processes started at once on one data directory (the nodes of a log) all end with the
+    /// one key: who loses the race to create it reads the winner's, whole.
+    #[test]
+    fn keys_created_at_once_by_many_are_one_key() {
+        for _ in 0..20 {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let path = dir.path().join("k.pem");
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+            let keys: Vec<[u8; 32]> = (0..8)
+                .map(|_| {
+                    let (path, barrier) = (path.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        load_or_create(&path).expect("a key").to_bytes()
+                    })
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|h| h.join().expect("joined"))
+                .collect();
+            assert!(keys.iter().all(|k| *k == keys[0]));
+            assert_eq!(load_or_create(&path).expect("read").to_bytes(), keys[0]);
+        }
     }
 }

@@ -130,13 +130,15 @@ pub fn node_token(seed_key: &Path) -> Result<String, SecretError> {
     Ok(crate::plan::canonical::hex(&h.finalize()))
 }
 
-/// The seed key at `path` (64 hex digits), or a new one created there (mode 0600).
+/// The seed key at `path` (64 hex digits), or a new one created there (mode 0600). Nodes
+/// started at once on one data directory end with the one key: a key file appears whole
+/// (`keyfile::write_private`), and who loses the race to create it reads the winner's.
 fn load_or_create_key(path: &Path) -> Result<[u8; 32], SecretError> {
     let err = |detail: String| SecretError::File {
         path: path.display().to_string(),
         detail,
     };
-    if path.exists() {
+    let read = || {
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
         let bytes = decode_hex(text.trim())
             .filter(|b| b.len() == 32)
@@ -144,7 +146,10 @@ fn load_or_create_key(path: &Path) -> Result<[u8; 32], SecretError> {
         let mut key = [0u8; 32];
         key.copy_from_slice(&bytes);
         restrict(path).map_err(|e| err(e.to_string()))?;
-        return Ok(key);
+        Ok(key)
+    };
+    if path.exists() {
+        return read();
     }
     let mut key = [0u8; 32];
     rand::rngs::OsRng
@@ -154,8 +159,11 @@ fn load_or_create_key(path: &Path) -> Result<[u8; 32], SecretError> {
         std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
     }
     let text = format!("{}\n", crate::plan::canonical::hex(&key));
-    crate::keyfile::write_private(path, text.as_bytes()).map_err(|e| err(e.to_string()))?;
-    Ok(key)
+    match crate::keyfile::write_private(path, text.as_bytes()) {
+        Ok(()) => Ok(key),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read(),
+        Err(e) => Err(err(e.to_string())),
+    }
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
