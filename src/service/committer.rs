@@ -39,7 +39,12 @@ use super::{feed, Faulted, Metrics, Pending};
 use crate::round::{RoundState, State};
 use crate::store::schema::{audit_entries, idempotency, rng_seeds};
 use crate::store::tiles::{write_tiles, TileRow};
-use crate::store::{self, entry_index, per_backend, DatabaseUrl, DbConnection, ROWS_PER_INSERT};
+use crate::store::{
+    self, entry_index, fixed_insert, per_backend, DatabaseUrl, DbConnection, ROWS_PER_INSERT,
+};
+use diesel::query_builder::AstPass;
+use diesel::sql_types::{BigInt, Binary, Integer, Nullable, Text};
+use diesel::sqlite::Sqlite;
 
 /// An idempotency record: operator, key, request hash, status, body, when it was made.
 pub(super) type IdempotencyRow<'a> = (&'a str, &'a str, &'a str, i32, &'a str, &'a str);
@@ -90,48 +95,62 @@ impl<'a> BatchRows<'a> {
 /// (per 1,000 rows) for the entries and the idempotency records, so a batch costs a few
 /// statements, not a few per command (on PostgreSQL, a few round trips).
 pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryResult<()> {
-    for chunk in rows.entries.chunks(ROWS_PER_INSERT) {
-        let values: Vec<_> = chunk
-            .iter()
-            .map(|e| {
-                (
-                    audit_entries::seq.eq(e.seq as i64),
-                    audit_entries::ts.eq(e.ts.to_string()),
-                    audit_entries::kind.eq(e.kind.as_str()),
-                    audit_entries::operator_id.eq(e.ids.operator.as_deref()),
-                    audit_entries::table_id.eq(e.ids.table.as_deref()),
-                    audit_entries::round_id.eq(e.ids.round.as_deref()),
-                    audit_entries::bet_id.eq(e.ids.bet.as_deref()),
-                    audit_entries::canonical.eq(&e.canonical[..]),
-                    audit_entries::leaf_hash.eq(&e.leaf_hash.0[..]),
-                )
-            })
-            .collect();
-        per_backend!(c, conn => diesel::insert_into(audit_entries::table)
-            .values(values)
-            .execute(conn))?;
+    match c {
+        // Statements of fixed shapes, prepared once (`store::fixed_insert`).
+        DbConnection::Sqlite(s) => {
+            let entries: Vec<EntryRow> = rows.entries.iter().map(|e| EntryRow::of(e)).collect();
+            fixed_insert::insert(s, &entries)?;
+        }
+        DbConnection::Pg(_) => {
+            for chunk in rows.entries.chunks(ROWS_PER_INSERT) {
+                let values: Vec<_> = chunk
+                    .iter()
+                    .map(|e| {
+                        (
+                            audit_entries::seq.eq(e.seq as i64),
+                            audit_entries::ts.eq(e.ts.to_string()),
+                            audit_entries::kind.eq(e.kind.as_str()),
+                            audit_entries::operator_id.eq(e.ids.operator.as_deref()),
+                            audit_entries::table_id.eq(e.ids.table.as_deref()),
+                            audit_entries::round_id.eq(e.ids.round.as_deref()),
+                            audit_entries::bet_id.eq(e.ids.bet.as_deref()),
+                            audit_entries::canonical.eq(&e.canonical[..]),
+                            audit_entries::leaf_hash.eq(&e.leaf_hash.0[..]),
+                        )
+                    })
+                    .collect();
+                per_backend!(c, conn => diesel::insert_into(audit_entries::table)
+                .values(values)
+                .execute(conn))?;
+            }
+        }
     }
     super::upsert_log_state(c, rows.log_state)?;
     feed::write_tags(c, &rows.entries)?;
     write_tiles(c, rows.tile_rows.iter().copied())?;
     derived::write_all(c, &rows.derived)?;
-    for chunk in rows.idempotency.chunks(ROWS_PER_INSERT) {
-        let values: Vec<_> = chunk
-            .iter()
-            .map(|(operator, key, hash, status, body, created)| {
-                (
-                    idempotency::operator_id.eq(*operator),
-                    idempotency::idem_key.eq(*key),
-                    idempotency::request_hash.eq(*hash),
-                    idempotency::status.eq(*status),
-                    idempotency::body.eq(*body),
-                    idempotency::created_at.eq(*created),
-                )
-            })
-            .collect();
-        per_backend!(c, conn => diesel::insert_into(idempotency::table)
-            .values(values)
-            .execute(conn))?;
+    match c {
+        DbConnection::Sqlite(s) => fixed_insert::insert(s, &rows.idempotency)?,
+        DbConnection::Pg(_) => {
+            for chunk in rows.idempotency.chunks(ROWS_PER_INSERT) {
+                let values: Vec<_> = chunk
+                    .iter()
+                    .map(|(operator, key, hash, status, body, created)| {
+                        (
+                            idempotency::operator_id.eq(*operator),
+                            idempotency::idem_key.eq(*key),
+                            idempotency::request_hash.eq(*hash),
+                            idempotency::status.eq(*status),
+                            idempotency::body.eq(*body),
+                            idempotency::created_at.eq(*created),
+                        )
+                    })
+                    .collect();
+                per_backend!(c, conn => diesel::insert_into(idempotency::table)
+                .values(values)
+                .execute(conn))?;
+            }
+        }
     }
     for (round, sealed) in rows.seeds.iter().copied() {
         diesel::insert_into(rng_seeds::table)
@@ -146,6 +165,62 @@ pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryRes
         entry_index::index(c, from, to)?;
     }
     Ok(())
+}
+
+/// An entry's row, as the fixed-shape insert writes it on SQLite.
+struct EntryRow<'a> {
+    e: &'a SealedEntry,
+    seq: i64,
+    ts: String,
+}
+
+impl<'a> EntryRow<'a> {
+    fn of(e: &'a SealedEntry) -> Self {
+        EntryRow {
+            e,
+            seq: e.seq as i64,
+            ts: e.ts.to_string(),
+        }
+    }
+}
+
+impl fixed_insert::Row for EntryRow<'_> {
+    type Id = audit_entries::table;
+    const INSERT: &'static str = "INSERT INTO audit_entries (seq, ts, kind, operator_id, \
+        table_id, round_id, bet_id, canonical, leaf_hash) VALUES ";
+    fn bind<'b>(&'b self, pass: &mut AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        let ids = &self.e.ids;
+        fixed_insert::bind_all!(
+            pass,
+            (BigInt, &self.seq),
+            (Text, &self.ts),
+            (Text, self.e.kind.as_str()),
+            (Nullable<Text>, &ids.operator),
+            (Nullable<Text>, &ids.table),
+            (Nullable<Text>, &ids.round),
+            (Nullable<Text>, &ids.bet),
+            (Binary, &self.e.canonical[..]),
+            (Binary, &self.e.leaf_hash.0[..]),
+        )
+    }
+}
+
+impl fixed_insert::Row for IdempotencyRow<'_> {
+    type Id = idempotency::table;
+    const INSERT: &'static str = "INSERT INTO idempotency (operator_id, idem_key, \
+        request_hash, status, body, created_at) VALUES ";
+    fn bind<'b>(&'b self, pass: &mut AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
+        let (operator, key, hash, status, body, created) = self;
+        fixed_insert::bind_all!(
+            pass,
+            (Text, *operator),
+            (Text, *key),
+            (Text, *hash),
+            (Integer, status),
+            (Text, *body),
+            (Text, *created),
+        )
+    }
 }
 
 /// Writes a transaction's rows in one transaction that first checks the lease's fencing

@@ -108,6 +108,10 @@ pub fn write_tags(
     entries: &[&SealedEntry],
 ) -> Result<(), diesel::result::Error> {
     let tags = tag_rows(entries);
+    if let DbConnection::Sqlite(s) = c {
+        // Statements of fixed shapes, prepared once (`store::fixed_insert`).
+        return crate::store::fixed_insert::insert(s, &tags);
+    }
     // One multi-row INSERT per 1,000 tags (a bet's entry has one: its player).
     for chunk in tags.chunks(crate::store::ROWS_PER_INSERT) {
         let values: Vec<_> = chunk
@@ -125,6 +129,24 @@ pub fn write_tags(
             .execute(conn))?;
     }
     Ok(())
+}
+
+/// A tag's row (seq, tag, value), as the fixed-shape insert writes it on SQLite.
+impl crate::store::fixed_insert::Row for (i64, &'static str, String) {
+    type Id = audit_entry_tags::table;
+    const INSERT: &'static str = "INSERT INTO audit_entry_tags (tag, value, seq) VALUES ";
+    fn bind<'b>(
+        &'b self,
+        pass: &mut diesel::query_builder::AstPass<'_, 'b, diesel::sqlite::Sqlite>,
+    ) -> diesel::QueryResult<()> {
+        use diesel::sql_types::{BigInt, Text};
+        crate::store::fixed_insert::bind_all!(
+            pass,
+            (Text, self.1),
+            (Text, &self.2),
+            (BigInt, &self.0)
+        )
+    }
 }
 
 /// Derives the tags of every stored entry once, for a log written before tags existed (or

@@ -13,6 +13,7 @@ use diesel::r2d2::Pool;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
 pub mod entry_index;
+pub mod fixed_insert;
 pub mod lease;
 pub mod schema;
 pub mod tiles;
