@@ -1154,6 +1154,16 @@ fn upsert(
     rows: &BTreeMap<PeriodKey, (i64, i64)>,
     add: bool,
 ) -> Result<(), diesel::result::Error> {
+    if let DbConnection::Sqlite(s) = c {
+        // Statements of fixed shapes, prepared once (`store::fixed_insert`).
+        return if add {
+            let rows: Vec<UsageRow<true>> = rows.iter().map(UsageRow::of).collect();
+            crate::store::fixed_insert::insert(s, &rows)
+        } else {
+            let rows: Vec<UsageRow<false>> = rows.iter().map(UsageRow::of).collect();
+            crate::store::fixed_insert::insert(s, &rows)
+        };
+    }
     let rows: Vec<_> = rows.iter().collect();
     for chunk in rows.chunks(UPSERT_ROWS) {
         let values: Vec<String> = chunk
@@ -1192,6 +1202,64 @@ fn upsert(
         .execute(c)?;
     }
     Ok(())
+}
+
+/// A player's amounts of one period, as the fixed-shape upsert writes them on SQLite: counted
+/// amounts added to the stored ones (`ADD`), or reported amounts set.
+struct UsageRow<'a, const ADD: bool> {
+    key: &'a PeriodKey,
+    counted: (i64, i64),
+    reported: (i64, i64),
+}
+
+/// Names the two upserts in diesel's statement cache.
+struct UsageId<const ADD: bool>;
+
+impl<'a, const ADD: bool> UsageRow<'a, ADD> {
+    fn of((key, amounts): (&'a PeriodKey, &'a (i64, i64))) -> Self {
+        let (counted, reported) = if ADD {
+            (*amounts, (0, 0))
+        } else {
+            ((0, 0), *amounts)
+        };
+        UsageRow {
+            key,
+            counted,
+            reported,
+        }
+    }
+}
+
+impl<const ADD: bool> crate::store::fixed_insert::Row for UsageRow<'_, ADD> {
+    type Id = UsageId<ADD>;
+    const INSERT: &'static str = "INSERT INTO player_usage (operator_id, player, period, \
+        staked_minor, net_loss_minor, reported_staked_minor, reported_net_loss_minor) VALUES ";
+    const SUFFIX: &'static str = if ADD {
+        " ON CONFLICT (operator_id, player, period) DO UPDATE SET \
+         staked_minor = player_usage.staked_minor + excluded.staked_minor, \
+         net_loss_minor = player_usage.net_loss_minor + excluded.net_loss_minor"
+    } else {
+        " ON CONFLICT (operator_id, player, period) DO UPDATE SET \
+         reported_staked_minor = excluded.reported_staked_minor, \
+         reported_net_loss_minor = excluded.reported_net_loss_minor"
+    };
+    fn bind<'b>(
+        &'b self,
+        pass: &mut diesel::query_builder::AstPass<'_, 'b, diesel::sqlite::Sqlite>,
+    ) -> diesel::QueryResult<()> {
+        use diesel::sql_types::{BigInt, Text};
+        let (op, player, period) = self.key;
+        crate::store::fixed_insert::bind_all!(
+            pass,
+            (Text, op),
+            (Text, player),
+            (Text, period),
+            (BigInt, &self.counted.0),
+            (BigInt, &self.counted.1),
+            (BigInt, &self.reported.0),
+            (BigInt, &self.reported.1),
+        )
+    }
 }
 
 /// A player as a reader sees him: `GET /v1/players/{player}`.

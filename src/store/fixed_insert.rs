@@ -18,6 +18,8 @@ pub trait Row {
     type Id: 'static;
     /// `INSERT INTO table (column, …) VALUES ` (the rows follow).
     const INSERT: &'static str;
+    /// What follows the rows (an `ON CONFLICT` clause), if anything.
+    const SUFFIX: &'static str = "";
     /// Binds the row's values, one `?` each, comma-separated.
     fn bind<'b>(&'b self, pass: &mut AstPass<'_, 'b, Sqlite>) -> QueryResult<()>;
 }
@@ -39,6 +41,7 @@ impl<R: Row, const N: usize> QueryFragment<Sqlite> for Insert<'_, R, N> {
             row.bind(&mut pass)?;
             pass.push_sql(")");
         }
+        pass.push_sql(R::SUFFIX);
         Ok(())
     }
 }

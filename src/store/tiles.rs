@@ -170,6 +170,10 @@ pub fn write_tiles<'a>(
     rows: impl IntoIterator<Item = &'a TileRow>,
 ) -> Result<(), diesel::result::Error> {
     let encoded = stored_rows(rows);
+    if let DbConnection::Sqlite(s) = conn {
+        // Statements of fixed shapes, prepared once (`store::fixed_insert`).
+        return super::fixed_insert::insert(s, &encoded);
+    }
     for chunk in encoded.chunks(super::ROWS_PER_INSERT) {
         let values: Vec<_> = chunk
             .iter()
@@ -189,6 +193,26 @@ pub fn write_tiles<'a>(
             .execute(c))?;
     }
     Ok(())
+}
+
+/// A tile's row (level, index, hashes), as the fixed-shape insert writes it on SQLite: a tile
+/// grows until it is full, so each write replaces the stored one.
+impl super::fixed_insert::Row for (i32, i64, Vec<u8>) {
+    type Id = merkle_tiles::table;
+    const INSERT: &'static str = "INSERT INTO merkle_tiles (level, idx, hashes) VALUES ";
+    const SUFFIX: &'static str = " ON CONFLICT (level, idx) DO UPDATE SET hashes = excluded.hashes";
+    fn bind<'b>(
+        &'b self,
+        pass: &mut diesel::query_builder::AstPass<'_, 'b, diesel::sqlite::Sqlite>,
+    ) -> diesel::QueryResult<()> {
+        use diesel::sql_types::{BigInt, Binary, Integer};
+        super::fixed_insert::bind_all!(
+            pass,
+            (Integer, &self.0),
+            (BigInt, &self.1),
+            (Binary, &self.2[..])
+        )
+    }
 }
 
 pub fn read_tile(
