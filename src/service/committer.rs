@@ -39,9 +39,7 @@ use super::{feed, Faulted, Metrics, Pending};
 use crate::round::{RoundState, State};
 use crate::store::schema::{audit_entries, idempotency, rng_seeds};
 use crate::store::tiles::{write_tiles, TileRow};
-use crate::store::{
-    self, entry_index, fixed_insert, per_backend, DatabaseUrl, DbConnection, ROWS_PER_INSERT,
-};
+use crate::store::{self, entry_index, fixed_insert, DatabaseUrl, DbConnection, ROWS_PER_INSERT};
 use diesel::query_builder::AstPass;
 use diesel::sql_types::{BigInt, Binary, Integer, Nullable, Text};
 use diesel::sqlite::Sqlite;
@@ -104,7 +102,7 @@ pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryRes
             let entries: Vec<EntryRow> = rows.entries.iter().map(|e| EntryRow::of(e)).collect();
             fixed_insert::insert(s, &entries)?;
         }
-        DbConnection::Pg(_) => {
+        DbConnection::Pg(pg) => {
             for chunk in rows.entries.chunks(ROWS_PER_INSERT) {
                 let values: Vec<_> = chunk
                     .iter()
@@ -122,9 +120,9 @@ pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryRes
                         )
                     })
                     .collect();
-                per_backend!(c, conn => diesel::insert_into(audit_entries::table)
-                .values(values)
-                .execute(conn))?;
+                diesel::insert_into(audit_entries::table)
+                    .values(values)
+                    .execute(pg)?;
             }
         }
     }
@@ -134,7 +132,7 @@ pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryRes
     derived::write_all(c, &rows.derived)?;
     match c {
         DbConnection::Sqlite(s) => fixed_insert::insert(s, &rows.idempotency)?,
-        DbConnection::Pg(_) => {
+        DbConnection::Pg(pg) => {
             for chunk in rows.idempotency.chunks(ROWS_PER_INSERT) {
                 let values: Vec<_> = chunk
                     .iter()
@@ -149,9 +147,9 @@ pub(super) fn write_rows(c: &mut DbConnection, rows: &BatchRows<'_>) -> QueryRes
                         )
                     })
                     .collect();
-                per_backend!(c, conn => diesel::insert_into(idempotency::table)
-                .values(values)
-                .execute(conn))?;
+                diesel::insert_into(idempotency::table)
+                    .values(values)
+                    .execute(pg)?;
             }
         }
     }

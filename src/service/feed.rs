@@ -108,10 +108,11 @@ pub fn write_tags(
     entries: &[&SealedEntry],
 ) -> Result<(), diesel::result::Error> {
     let tags = tag_rows(entries);
-    if let DbConnection::Sqlite(s) = c {
+    let pg = match c {
         // Statements of fixed shapes, prepared once (`store::fixed_insert`).
-        return crate::store::fixed_insert::insert(s, &tags);
-    }
+        DbConnection::Sqlite(s) => return crate::store::fixed_insert::insert(s, &tags),
+        DbConnection::Pg(pg) => pg,
+    };
     // One multi-row INSERT per 1,000 tags (a bet's entry has one: its player).
     for chunk in tags.chunks(crate::store::ROWS_PER_INSERT) {
         let values: Vec<_> = chunk
@@ -124,9 +125,9 @@ pub fn write_tags(
                 )
             })
             .collect();
-        crate::store::per_backend!(c, conn => diesel::insert_into(audit_entry_tags::table)
+        diesel::insert_into(audit_entry_tags::table)
             .values(values)
-            .execute(conn))?;
+            .execute(pg)?;
     }
     Ok(())
 }

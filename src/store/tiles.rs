@@ -163,17 +163,18 @@ pub fn stored_rows<'a>(rows: impl IntoIterator<Item = &'a TileRow>) -> Vec<(i32,
         .collect()
 }
 
-/// Writes tiles in one multi-row upsert (`INSERT … ON CONFLICT DO UPDATE`, both backends);
-/// of several rows for one tile (batches written in one transaction), the last is stored.
+/// Writes tiles by multi-row upserts (`INSERT … ON CONFLICT DO UPDATE`; on SQLite by statements
+/// of fixed shapes, prepared once: `fixed_insert`); of several rows for one tile (batches
+/// written in one transaction), the last is stored.
 pub fn write_tiles<'a>(
     conn: &mut DbConnection,
     rows: impl IntoIterator<Item = &'a TileRow>,
 ) -> Result<(), diesel::result::Error> {
     let encoded = stored_rows(rows);
-    if let DbConnection::Sqlite(s) = conn {
-        // Statements of fixed shapes, prepared once (`store::fixed_insert`).
-        return super::fixed_insert::insert(s, &encoded);
-    }
+    let pg = match conn {
+        DbConnection::Sqlite(s) => return super::fixed_insert::insert(s, &encoded),
+        DbConnection::Pg(pg) => pg,
+    };
     for chunk in encoded.chunks(super::ROWS_PER_INSERT) {
         let values: Vec<_> = chunk
             .iter()
@@ -185,12 +186,12 @@ pub fn write_tiles<'a>(
                 )
             })
             .collect();
-        super::per_backend!(conn, c => diesel::insert_into(merkle_tiles::table)
+        diesel::insert_into(merkle_tiles::table)
             .values(values)
             .on_conflict((merkle_tiles::level, merkle_tiles::idx))
             .do_update()
             .set(merkle_tiles::hashes.eq(diesel::upsert::excluded(merkle_tiles::hashes)))
-            .execute(c))?;
+            .execute(pg)?;
     }
     Ok(())
 }
