@@ -1301,7 +1301,22 @@ fn backfill_tiles(conn: &mut DbConnection) -> Result<Tiles, StoreError> {
 /// The stored answers of the batch's idempotency keys, read in one query per operator: the
 /// store is the only record of answers (no cache grows in memory), and a key is found until
 /// its record is pruned after the retention period.
+///
+/// On SQLite all of them in one read transaction: each statement alone is a transaction of its
+/// own, and a connection drops its page cache at the start of a transaction when another
+/// connection (the committer) has written since, so every key's lookup read the index's pages
+/// again from the file (≈ 10 % of the writer's CPU).
 fn stored_answers(conn: &mut DbConnection, jobs: &[Job]) -> Result<IdempotencyCache, StoreError> {
+    if !jobs.iter().any(|j| j.idem.is_some()) {
+        return Ok(IdempotencyCache::new());
+    }
+    match conn {
+        DbConnection::Sqlite(_) => conn.transaction(|c| read_answers(c, jobs)),
+        DbConnection::Pg(_) => read_answers(conn, jobs),
+    }
+}
+
+fn read_answers(conn: &mut DbConnection, jobs: &[Job]) -> Result<IdempotencyCache, StoreError> {
     let mut by_operator: HashMap<&str, Vec<&str>> = HashMap::new();
     for j in jobs {
         if let Some(idem) = &j.idem {
