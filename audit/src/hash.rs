@@ -13,6 +13,16 @@ pub const NODE_PREFIX: u8 = 0x01;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Hash(pub [u8; 32]);
 
+/// Any bytes as lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
+    }
+    s
+}
+
 /// A hash given as text that is not 64 hex digits.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("not a SHA-256 hash in hex (64 hex digits expected)")]
@@ -24,12 +34,7 @@ impl Hash {
 
     /// Hex, lowercase.
     pub fn to_hex(&self) -> String {
-        let mut s = String::with_capacity(64);
-        for b in self.0 {
-            s.push(HEX[(b >> 4) as usize] as char);
-            s.push(HEX[(b & 15) as usize] as char);
-        }
-        s
+        hex(&self.0)
     }
 
     /// Writes the lowercase hex form into `out` (64 bytes).
@@ -121,4 +126,18 @@ pub fn node_hash(left: &Hash, right: &Hash) -> Hash {
 /// Plain SHA-256 (no prefix): the root of the empty tree, key ids.
 pub fn sha256(data: &[u8]) -> Hash {
     Hash(Sha256::digest(data).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{hex, Hash};
+
+    #[test]
+    fn hex_is_lowercase_two_digits_a_byte() {
+        assert_eq!(hex(&[]), "");
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        let h = Hash([0xab; 32]);
+        assert_eq!(h.to_hex(), "ab".repeat(32));
+        assert_eq!(Hash::from_hex(&h.to_hex()), Ok(h));
+    }
 }

@@ -44,11 +44,5 @@ pub fn content_hash(plan: &Plan) -> String {
 }
 
 pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    pitboss_audit::hash::hex(bytes)
 }
