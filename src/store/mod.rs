@@ -17,6 +17,7 @@ pub mod fixed_insert;
 pub mod lease;
 pub mod schema;
 pub mod tiles;
+pub mod wal_vfs;
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
@@ -197,6 +198,14 @@ pub fn connect(url: &DatabaseUrl) -> Result<DbConnection, StoreError> {
             Ok(DbConnection::Pg(c))
         }
         DatabaseUrl::Sqlite(path) => {
+            // The WAL's frames written with one call a transaction (`wal_vfs`); if SQLite
+            // refused the VFS, its own (the same files, a call per half frame).
+            if let Err(rc) = wal_vfs::register() {
+                tracing::warn!(
+                    code = rc,
+                    "SQLite refused the WAL-gathering VFS; using its own"
+                );
+            }
             let mut c = diesel::SqliteConnection::establish(path).map_err(err)?;
             c.batch_execute(SQLITE_PRAGMAS)?;
             Ok(DbConnection::Sqlite(c))
