@@ -19,9 +19,14 @@
 //!
 //! A write error of the gathered bytes is answered to the call that wrote them out (the
 //! commit's sync, mostly), which SQLite treats as it treats a failed write: the transaction
-//! fails. Where nothing can be answered (the memory barrier returns nothing; with
-//! `synchronous = FULL` nothing is gathered then, the commit's sync having written it out),
-//! the error is kept and answered to the file's next call, once.
+//! fails. At the memory barrier nothing can be answered: the process stops rather than let a
+//! commit be published over missing frames (unreachable as configured: with `synchronous =
+//! FULL` on a device that overwrites safely, the only WAL files gathered for, the commit's
+//! sync wrote everything out first). When the connection releases the WAL's write lock, what
+//! is still gathered belongs to a transaction that spilled frames and rolled back, and is
+//! dropped: written out later it would land over frames another connection committed at the
+//! same place (found in review; `tests::a_rolled_back_spill_…` failed with "file is not a
+//! database" before).
 //!
 //! Registered as the process's default VFS ([`register`], once, before the first connection
 //! is opened): every SQLite connection of the process uses it.
@@ -59,8 +64,6 @@ struct Gather {
     bytes: Vec<u8>,
     /// Where `bytes` start in the file.
     at: i64,
-    /// An error met writing them out where it could not be answered.
-    failed: c_int,
 }
 
 /// SQLite's own default VFS, which this one wraps.
@@ -146,11 +149,18 @@ unsafe extern "C" fn open(
         // The database file this WAL belongs to, in this connection (valid inside the open
         // of a WAL file); paired only when it is one of ours.
         let db = ffi::sqlite3_database_file_object(name) as *mut File;
-        if !db.is_null() && std::ptr::eq((*db).base.pMethods, &METHODS) {
+        // Only where SQLite pads no frame to a sector after a commit's sync (a device that
+        // overwrites safely, SQLite's default on Unix): then every frame of a commit is
+        // written before its sync.
+        if !db.is_null()
+            && std::ptr::eq((*db).base.pMethods, &METHODS)
+            && device_characteristics(db as *mut ffi::sqlite3_file)
+                & ffi::SQLITE_IOCAP_POWERSAFE_OVERWRITE
+                != 0
+        {
             gather = Box::into_raw(Box::new(Gather {
                 bytes: Vec::new(),
                 at: 0,
-                failed: ffi::SQLITE_OK,
             }));
             peer = db;
             (*db).peer = f;
@@ -183,10 +193,6 @@ unsafe fn write_out(f: *mut File) -> c_int {
         return ffi::SQLITE_OK;
     }
     let g = &mut *g;
-    if g.failed != ffi::SQLITE_OK {
-        // Answered once, as a failed write would have been.
-        return std::mem::replace(&mut g.failed, ffi::SQLITE_OK);
-    }
     if g.bytes.is_empty() {
         return ffi::SQLITE_OK;
     }
@@ -215,14 +221,36 @@ unsafe fn write_out(f: *mut File) -> c_int {
 }
 
 /// Before a database file's shared-memory barrier: writes out what its WAL file gathered.
-/// An error is kept on the WAL file (answered to its next call, once).
+///
+/// The barrier comes before the WAL index header that publishes a commit's frames is written
+/// whole, and it cannot answer an error: bytes that cannot be written out here would be
+/// published missing, which later readers and checkpoints would take for pages. The process
+/// stops instead. Unreachable with `synchronous = FULL` on a power-safe device (the only
+/// files this VFS gathers for): the commit's sync wrote everything out before.
 unsafe fn write_out_wal_of(db: *mut ffi::sqlite3_file) {
     let wal = (*(db as *mut File)).peer;
     if !wal.is_null() && !(*wal).gather.is_null() {
         let rc = write_out(wal);
         if rc != ffi::SQLITE_OK {
-            (*(*wal).gather).failed = rc;
+            eprintln!(
+                "pitboss: SQLite WAL frames could not be written before they were published \
+                 (SQLite code {rc}); stopping rather than publishing missing frames"
+            );
+            std::process::abort();
         }
+    }
+}
+
+/// When a database file's connection releases the WAL's write lock: what its WAL file still
+/// gathers belongs to no published commit (a commit's frames were written out at its sync, or
+/// at the barrier before its header), only to a transaction that spilled frames and rolled
+/// back. Written out later it would land over frames another connection commits at the same
+/// place, so it is dropped.
+unsafe fn drop_unpublished(db: *mut ffi::sqlite3_file) {
+    let wal = (*(db as *mut File)).peer;
+    if !wal.is_null() && !(*wal).gather.is_null() {
+        let g = &mut *(*wal).gather;
+        g.bytes.clear();
     }
 }
 
@@ -269,29 +297,32 @@ unsafe extern "C" fn write(
     let f = file as *mut File;
     let g = (*f).gather;
     if g.is_null() || n <= 0 {
+        let rc = write_out(f);
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
         let (real, m) = real(file);
         return (m.xWrite.expect("files write"))(real, buf, n, at);
     }
-    let gather = &mut *g;
-    if gather.failed != ffi::SQLITE_OK {
-        return std::mem::replace(&mut gather.failed, ffi::SQLITE_OK);
-    }
-    if !gather.bytes.is_empty() && at != gather.at + gather.bytes.len() as i64 {
+    if !(*g).bytes.is_empty() && at != (*g).at + (*g).bytes.len() as i64 {
         let rc = write_out(f);
         if rc != ffi::SQLITE_OK {
             return rc;
         }
     }
-    if gather.bytes.is_empty() {
-        gather.at = at;
+    {
+        let gather = &mut *g;
+        if gather.bytes.is_empty() {
+            gather.at = at;
+        }
+        gather
+            .bytes
+            .extend_from_slice(std::slice::from_raw_parts(buf as *const u8, n as usize));
+        if gather.bytes.len() < GATHER_AT_MOST {
+            return ffi::SQLITE_OK;
+        }
     }
-    gather
-        .bytes
-        .extend_from_slice(std::slice::from_raw_parts(buf as *const u8, n as usize));
-    if gather.bytes.len() >= GATHER_AT_MOST {
-        return write_out(f);
-    }
-    ffi::SQLITE_OK
+    write_out(f)
 }
 
 unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int {
@@ -380,6 +411,11 @@ unsafe extern "C" fn shm_lock(
     n: c_int,
     flags: c_int,
 ) -> c_int {
+    // The WAL's write lock is lock 0 (`WAL_WRITE_LOCK`), released exclusive-unlock.
+    let unlock = ffi::SQLITE_SHM_UNLOCK | ffi::SQLITE_SHM_EXCLUSIVE;
+    if offset == 0 && n >= 1 && flags & unlock == unlock {
+        drop_unpublished(file);
+    }
     let (real, m) = real(file);
     match m.xShmLock {
         Some(x) => x(real, offset, n, flags),
@@ -534,5 +570,72 @@ mod tests {
             .expect("count")
             .n;
         assert_eq!(n, written);
+    }
+
+    /// A transaction that spills frames to the WAL and rolls back leaves nothing behind that
+    /// reaches the file later: another connection's commits over the same place in the WAL
+    /// (after a checkpoint started it over) stay whole when the first connection reads again.
+    #[test]
+    fn a_rolled_back_spill_never_overwrites_another_connections_commits() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.sqlite");
+        let mut a = open(&path);
+        a.batch_execute("CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
+            .expect("table");
+        let mut b = open(&path);
+        let mut cp = open(&path);
+        // A small page cache: A's transaction spills frames before it ends.
+        a.batch_execute("PRAGMA cache_size = 10").expect("cache");
+        let insert = |c: &mut SqliteConnection, key: String, fill: &str| {
+            diesel::sql_query("INSERT INTO t (k, v) VALUES (?, ?)")
+                .bind::<Text, _>(key)
+                .bind::<Text, _>(fill.repeat(1500))
+                .execute(c)
+                .map(|_| ())
+        };
+        for round in 0..20 {
+            // The WAL starts over: every frame is in the database file.
+            cp.batch_execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                .expect("checkpoint");
+            let rolled_back = a.transaction(|c| {
+                for i in 0..60 {
+                    insert(c, format!("a-{round}-{i:03}"), "a")?;
+                }
+                Err::<(), _>(diesel::result::Error::RollbackTransaction)
+            });
+            assert!(rolled_back.is_err());
+            b.transaction(|c| {
+                for i in 0..3 {
+                    insert(c, format!("b-{round}-{i}"), "b")?;
+                }
+                Ok::<_, diesel::result::Error>(())
+            })
+            .expect("B commits");
+            // A reads again (its barrier), then B's rows must be whole.
+            let n = diesel::sql_query("SELECT count(*) AS n FROM t")
+                .get_result::<Count>(&mut a)
+                .expect("count")
+                .n;
+            assert_eq!(n, 3 * (round + 1), "round {round}");
+            let whole = diesel::sql_query(
+                "SELECT count(*) AS n FROM t WHERE v = replace(v, 'a', '') AND k LIKE 'b-%'",
+            )
+            .get_result::<Count>(&mut b)
+            .expect("B's rows")
+            .n;
+            assert_eq!(
+                whole,
+                3 * (round + 1),
+                "round {round}: B's rows hold A's bytes"
+            );
+        }
+        for c in [&mut a, &mut b] {
+            let check =
+                diesel::sql_query("SELECT integrity_check AS line FROM pragma_integrity_check")
+                    .load::<Line>(c)
+                    .expect("integrity check");
+            assert_eq!(check.len(), 1);
+            assert_eq!(check[0].line, "ok");
+        }
     }
 }
