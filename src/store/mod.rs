@@ -198,8 +198,8 @@ pub fn connect(url: &DatabaseUrl) -> Result<DbConnection, StoreError> {
             Ok(DbConnection::Pg(c))
         }
         DatabaseUrl::Sqlite(path) => {
-            // The WAL's frames written with one call a transaction (`wal_vfs`); if SQLite
-            // refused the VFS, its own (the same files, a call per half frame).
+            // The WAL's frames written in pieces of 64 KiB, not two calls a frame
+            // (`wal_vfs`); if SQLite refused the VFS, its own (the same files).
             if let Err(rc) = wal_vfs::register() {
                 tracing::warn!(
                     code = rc,

@@ -186,6 +186,18 @@ unsafe fn real(
     (real, &*(*real).pMethods)
 }
 
+/// The wrapped file and its methods, once what `file` gathered is written out (the error of
+/// writing it out otherwise): what every call that reads, sizes, truncates, syncs or controls
+/// the file does first.
+unsafe fn written_out(
+    file: *mut ffi::sqlite3_file,
+) -> Result<(*mut ffi::sqlite3_file, &'static ffi::sqlite3_io_methods), c_int> {
+    match write_out(file as *mut File) {
+        ffi::SQLITE_OK => Ok(real(file)),
+        rc => Err(rc),
+    }
+}
+
 /// Writes out what `f` gathered (nothing for a file that is not a WAL file).
 unsafe fn write_out(f: *mut File) -> c_int {
     let g = (*f).gather;
@@ -228,8 +240,7 @@ unsafe fn write_out(f: *mut File) -> c_int {
 /// stops instead. Unreachable with `synchronous = FULL` on a power-safe device (the only
 /// files this VFS gathers for): the commit's sync wrote everything out before.
 unsafe fn write_out_wal_of(db: *mut ffi::sqlite3_file) {
-    let wal = (*(db as *mut File)).peer;
-    if !wal.is_null() && !(*wal).gather.is_null() {
+    if let Some(wal) = gathering_wal_of(db) {
         let rc = write_out(wal);
         if rc != ffi::SQLITE_OK {
             eprintln!(
@@ -247,11 +258,15 @@ unsafe fn write_out_wal_of(db: *mut ffi::sqlite3_file) {
 /// back. Written out later it would land over frames another connection commits at the same
 /// place, so it is dropped.
 unsafe fn drop_unpublished(db: *mut ffi::sqlite3_file) {
-    let wal = (*(db as *mut File)).peer;
-    if !wal.is_null() && !(*wal).gather.is_null() {
-        let g = &mut *(*wal).gather;
-        g.bytes.clear();
+    if let Some(wal) = gathering_wal_of(db) {
+        (*(*wal).gather).bytes.clear();
     }
+}
+
+/// The WAL file paired with database file `db` in its connection, if it gathers.
+unsafe fn gathering_wal_of(db: *mut ffi::sqlite3_file) -> Option<*mut File> {
+    let wal = (*(db as *mut File)).peer;
+    (!wal.is_null() && !(*wal).gather.is_null()).then_some(wal)
 }
 
 unsafe extern "C" fn close(file: *mut ffi::sqlite3_file) -> c_int {
@@ -280,11 +295,10 @@ unsafe extern "C" fn read(
     n: c_int,
     at: i64,
 ) -> c_int {
-    let rc = write_out(file as *mut File);
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    let (real, m) = real(file);
+    let (real, m) = match written_out(file) {
+        Ok(x) => x,
+        Err(rc) => return rc,
+    };
     (m.xRead.expect("files read"))(real, buf, n, at)
 }
 
@@ -297,12 +311,10 @@ unsafe extern "C" fn write(
     let f = file as *mut File;
     let g = (*f).gather;
     if g.is_null() || n <= 0 {
-        let rc = write_out(f);
-        if rc != ffi::SQLITE_OK {
-            return rc;
-        }
-        let (real, m) = real(file);
-        return (m.xWrite.expect("files write"))(real, buf, n, at);
+        return match written_out(file) {
+            Ok((real, m)) => (m.xWrite.expect("files write"))(real, buf, n, at),
+            Err(rc) => rc,
+        };
     }
     if !(*g).bytes.is_empty() && at != (*g).at + (*g).bytes.len() as i64 {
         let rc = write_out(f);
@@ -326,29 +338,26 @@ unsafe extern "C" fn write(
 }
 
 unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int {
-    let rc = write_out(file as *mut File);
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    let (real, m) = real(file);
+    let (real, m) = match written_out(file) {
+        Ok(x) => x,
+        Err(rc) => return rc,
+    };
     (m.xTruncate.expect("files truncate"))(real, size)
 }
 
 unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
-    let rc = write_out(file as *mut File);
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    let (real, m) = real(file);
+    let (real, m) = match written_out(file) {
+        Ok(x) => x,
+        Err(rc) => return rc,
+    };
     (m.xSync.expect("files sync"))(real, flags)
 }
 
 unsafe extern "C" fn file_size(file: *mut ffi::sqlite3_file, size: *mut i64) -> c_int {
-    let rc = write_out(file as *mut File);
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    let (real, m) = real(file);
+    let (real, m) = match written_out(file) {
+        Ok(x) => x,
+        Err(rc) => return rc,
+    };
     (m.xFileSize.expect("files have a size"))(real, size)
 }
 
@@ -372,11 +381,10 @@ unsafe extern "C" fn file_control(
     op: c_int,
     arg: *mut c_void,
 ) -> c_int {
-    let rc = write_out(file as *mut File);
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    let (real, m) = real(file);
+    let (real, m) = match written_out(file) {
+        Ok(x) => x,
+        Err(rc) => return rc,
+    };
     (m.xFileControl.expect("files take controls"))(real, op, arg)
 }
 
@@ -445,11 +453,10 @@ unsafe extern "C" fn fetch(
     n: c_int,
     out: *mut *mut c_void,
 ) -> c_int {
-    let rc = write_out(file as *mut File);
-    if rc != ffi::SQLITE_OK {
-        return rc;
-    }
-    let (real, m) = real(file);
+    let (real, m) = match written_out(file) {
+        Ok(x) => x,
+        Err(rc) => return rc,
+    };
     match m.xFetch {
         Some(x) if m.iVersion >= 3 => x(real, at, n, out),
         _ => {
@@ -495,6 +502,15 @@ mod tests {
         )
         .expect("pragmas");
         c
+    }
+
+    /// SQLite's `integrity_check` finds nothing wrong.
+    fn assert_whole(c: &mut SqliteConnection) {
+        let check = diesel::sql_query("SELECT integrity_check AS line FROM pragma_integrity_check")
+            .load::<Line>(c)
+            .expect("integrity check");
+        assert_eq!(check.len(), 1);
+        assert_eq!(check[0].line, "ok");
     }
 
     /// Transactions of many frames through the gathering VFS, read by a second connection
@@ -553,15 +569,7 @@ mod tests {
                     .expect("checkpoint");
             }
         }
-        let check = diesel::sql_query("PRAGMA integrity_check AS line")
-            .load::<Line>(&mut r)
-            .unwrap_or_else(|_| {
-                diesel::sql_query("SELECT integrity_check AS line FROM pragma_integrity_check")
-                    .load::<Line>(&mut r)
-                    .expect("integrity check")
-            });
-        assert_eq!(check.len(), 1);
-        assert_eq!(check[0].line, "ok");
+        assert_whole(&mut r);
         drop((w, r, cp));
         // Opened again (the WAL read back from the file): the same rows.
         let mut again = open(&path);
@@ -629,13 +637,7 @@ mod tests {
                 "round {round}: B's rows hold A's bytes"
             );
         }
-        for c in [&mut a, &mut b] {
-            let check =
-                diesel::sql_query("SELECT integrity_check AS line FROM pragma_integrity_check")
-                    .load::<Line>(c)
-                    .expect("integrity check");
-            assert_eq!(check.len(), 1);
-            assert_eq!(check[0].line, "ok");
-        }
+        assert_whole(&mut a);
+        assert_whole(&mut b);
     }
 }
