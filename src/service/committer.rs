@@ -187,7 +187,7 @@ impl<'a> EntryRow<'a> {
 
 impl fixed_insert::Row for EntryRow<'_> {
     type Id = audit_entries::table;
-    const INSERT: &'static str = "INSERT INTO audit_entries (seq, ts, kind, operator_id, \
+    const INSERT: &'static str = "INSERT OR FAIL INTO audit_entries (seq, ts, kind, operator_id, \
         table_id, round_id, bet_id, canonical, leaf_hash) VALUES ";
     fn bind<'b>(&'b self, pass: &mut AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
         let ids = &self.e.ids;
@@ -208,7 +208,7 @@ impl fixed_insert::Row for EntryRow<'_> {
 
 impl fixed_insert::Row for IdempotencyRow<'_> {
     type Id = idempotency::table;
-    const INSERT: &'static str = "INSERT INTO idempotency (operator_id, idem_key, \
+    const INSERT: &'static str = "INSERT OR FAIL INTO idempotency (operator_id, idem_key, \
         request_hash, status, body, created_at) VALUES ";
     fn bind<'b>(&'b self, pass: &mut AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
         let (operator, key, hash, status, body, created) = self;

@@ -135,7 +135,7 @@ pub fn write_tags(
 /// A tag's row (seq, tag, value), as the fixed-shape insert writes it on SQLite.
 impl crate::store::fixed_insert::Row for (i64, &'static str, String) {
     type Id = audit_entry_tags::table;
-    const INSERT: &'static str = "INSERT INTO audit_entry_tags (tag, value, seq) VALUES ";
+    const INSERT: &'static str = "INSERT OR FAIL INTO audit_entry_tags (tag, value, seq) VALUES ";
     fn bind<'b>(
         &'b self,
         pass: &mut diesel::query_builder::AstPass<'_, 'b, diesel::sqlite::Sqlite>,
