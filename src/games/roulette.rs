@@ -23,8 +23,6 @@
 //! modulo), logs it, and passes it to [`RouletteEngine::validate_result`] and
 //! [`RouletteEngine::settle`] like a dealer's number.
 
-use std::collections::BTreeMap;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -340,16 +338,23 @@ impl<'p> RouletteEngine<'p> {
             CompositeLimits::EachComponent => {}
         }
         // (already placed, total with `new`) per bet type and spot of `new`; earlier
-        // placements elsewhere do not count.
-        let mut totals: BTreeMap<(&str, &Spot), (i64, i64)> = new
-            .iter()
-            .map(|p| ((p.bet_type.as_str(), &p.spot), (0, 0)))
-            .collect();
+        // placements elsewhere do not count. A list searched from its start rather than a
+        // map: `new` holds the few placements of one bet, and a map built for each bet was
+        // ≈ 5 % of the writer's CPU.
+        let mut totals: Vec<((&str, &Spot), (i64, i64))> = Vec::with_capacity(new.len());
+        for p in new {
+            let key = (p.bet_type.as_str(), &p.spot);
+            if !totals.iter().any(|(k, _)| *k == key) {
+                totals.push((key, (0, 0)));
+            }
+        }
         let tagged = existing.iter().map(|p| (*p, true));
         for (p, is_existing) in tagged.chain(new.iter().map(|p| (p, false))) {
-            let Some((already, total)) = totals.get_mut(&(p.bet_type.as_str(), &p.spot)) else {
+            let key = (p.bet_type.as_str(), &p.spot);
+            let Some(at) = totals.iter().position(|(k, _)| *k == key) else {
                 continue;
             };
+            let (already, total) = &mut totals[at].1;
             let add = |x: i64| x.checked_add(p.stake_minor);
             let sums = if is_existing {
                 (add(*already), add(*total))
@@ -370,8 +375,10 @@ impl<'p> RouletteEngine<'p> {
         }
         for p in new {
             let row = self.row(&p.bet_type, None)?;
-            let (already, total) = *totals
-                .get(&(p.bet_type.as_str(), &p.spot))
+            let (already, total) = totals
+                .iter()
+                .find(|(k, _)| *k == (p.bet_type.as_str(), &p.spot))
+                .map(|(_, t)| *t)
                 .expect("every placement of `new` was totalled above");
             if total > row.max_bet {
                 return Err(Refusal::new(
