@@ -341,7 +341,8 @@ impl<'p> RouletteEngine<'p> {
         // placements elsewhere do not count. A list searched from its start rather than a
         // map: `new` holds the few placements of one bet, and a map built for each bet was
         // ≈ 5 % of the writer's CPU.
-        let mut totals: Vec<((&str, &Spot), (i64, i64))> = Vec::with_capacity(new.len());
+        type Totals<'a> = Vec<((&'a str, &'a Spot), (i64, i64))>;
+        let mut totals: Totals = Vec::with_capacity(new.len());
         for p in new {
             let key = (p.bet_type.as_str(), &p.spot);
             if !totals.iter().any(|(k, _)| *k == key) {
