@@ -375,6 +375,48 @@ impl Ord for dyn PeriodKeyRef + '_ {
     }
 }
 
+/// A [`PlayerKey`] read by its parts (as [`PeriodKeyRef`]).
+trait PlayerKeyRef {
+    fn parts(&self) -> (&str, &str);
+}
+
+impl PlayerKeyRef for PlayerKey {
+    fn parts(&self) -> (&str, &str) {
+        (&self.0, &self.1)
+    }
+}
+
+impl PlayerKeyRef for (&str, &str) {
+    fn parts(&self) -> (&str, &str) {
+        *self
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn PlayerKeyRef + 'a> for PlayerKey {
+    fn borrow(&self) -> &(dyn PlayerKeyRef + 'a) {
+        self
+    }
+}
+
+impl std::hash::Hash for dyn PlayerKeyRef + '_ {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.parts().hash(state)
+    }
+}
+
+impl PartialEq for dyn PlayerKeyRef + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn PlayerKeyRef + '_ {}
+
+/// The player of a period key, as a key of the maps by player.
+fn player_of(k: &PeriodKey) -> (&str, &str) {
+    (&k.0, &k.1)
+}
+
 /// The period of a counted amount: the batch's day or month, or the open stakes.
 #[derive(Clone, Copy)]
 enum Period {
@@ -559,9 +601,8 @@ impl Cache {
         let mut missing: Players<'a> = BTreeMap::new();
         for (op, players) in players_by_operator(commands) {
             for p in players {
-                let k = (op.to_string(), p.to_string());
-                if self.entries.contains_key(&k) {
-                    held.push(k);
+                if self.entries.contains_key(&(op, p) as &dyn PlayerKeyRef) {
+                    held.push((op.to_string(), p.to_string()));
                 } else {
                     missing.entry(op).or_default().insert(p);
                 }
@@ -574,11 +615,11 @@ impl Cache {
         } else {
             read(&missing)?
         };
-        let open = OPEN.to_string();
         for k in held {
-            for period in [&day, &month, &open] {
-                let pk = (k.0.clone(), k.1.clone(), period.clone());
-                if let Some(u) = self.usage.get(&pk) {
+            for period in [day.as_str(), month.as_str(), OPEN] {
+                let parts = (k.0.as_str(), k.1.as_str(), period);
+                if let Some(u) = self.usage.get(&parts as &dyn PeriodKeyRef) {
+                    let pk = (k.0.clone(), k.1.clone(), period.to_string());
                     batch.usage.insert(pk, *u);
                 }
             }
@@ -597,7 +638,11 @@ impl Cache {
             self.clear();
             return;
         }
-        let read = |k: &PeriodKey| batch.entries.contains_key(&(k.0.clone(), k.1.clone()));
+        let read = |k: &PeriodKey| {
+            batch
+                .entries
+                .contains_key(&player_of(k) as &dyn PlayerKeyRef)
+        };
         for (k, e) in &batch.entries {
             self.entries.insert(k.clone(), e.clone());
         }
@@ -607,7 +652,10 @@ impl Cache {
             }
         }
         batch.writes.count_into(&mut self.usage, |k| {
-            !read(k) && self.entries.contains_key(&(k.0.clone(), k.1.clone()))
+            !read(k)
+                && self
+                    .entries
+                    .contains_key(&player_of(k) as &dyn PlayerKeyRef)
         });
         // An entry written for a player the batch did not read is not known whole here.
         for k in batch.writes.entries.keys() {
@@ -1544,6 +1592,17 @@ mod tests {
         by_parts.sort_by(|a, b| (a as &dyn PeriodKeyRef).cmp(b as &dyn PeriodKeyRef));
         let in_map: Vec<PeriodKey> = ordered.keys().cloned().collect();
         assert_eq!(by_parts.iter().map(owned).collect::<Vec<_>>(), in_map);
+        // A player's key the same way.
+        let players: HashMap<PlayerKey, usize> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| ((k.0.to_string(), k.1.to_string()), i))
+            .collect();
+        for k in &keys {
+            assert!(players.contains_key(&player_of(&owned(k)) as &dyn PlayerKeyRef));
+        }
+        assert!(!players.contains_key(&("op", "p3") as &dyn PlayerKeyRef));
+        assert!(!players.contains_key(&("o", "p") as &dyn PlayerKeyRef));
     }
 }
 
