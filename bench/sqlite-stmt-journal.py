@@ -33,12 +33,8 @@ def fresh(schema):
     return c
 
 
-def inserts(verb, n=200_000):
-    c = fresh(
-        "CREATE TABLE t (id INTEGER PRIMARY KEY, op TEXT NOT NULL, k TEXT NOT NULL, "
-        "body TEXT NOT NULL, UNIQUE (op, k));"
-    )
-    sql = verb + " INTO t (op, k, body) VALUES " + ",".join(["(?,?,?)"] * 16)
+def timed(c, sql, row, n=200_000):
+    """CPU seconds of `n` rows by `sql` (16 rows a statement, 4 statements a transaction)."""
     rng = random.Random(1)
     began, i = time.process_time(), 0
     while i < n:
@@ -46,14 +42,23 @@ def inserts(verb, n=200_000):
         for _ in range(4):
             args = []
             for _ in range(16):
-                args += ["op", "key-%d-%d" % (rng.randrange(64), i), "x" * 300]
+                args += row(rng, i)
                 i += 1
             c.execute(sql, args)
         c.execute("COMMIT")
     return time.process_time() - began
 
 
-def upserts(verb, n=200_000):
+def inserts(verb):
+    c = fresh(
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, op TEXT NOT NULL, k TEXT NOT NULL, "
+        "body TEXT NOT NULL, UNIQUE (op, k));"
+    )
+    sql = verb + " INTO t (op, k, body) VALUES " + ",".join(["(?,?,?)"] * 16)
+    return timed(c, sql, lambda rng, i: ["op", "key-%d-%d" % (rng.randrange(64), i), "x" * 300])
+
+
+def upserts(verb):
     c = fresh(
         "CREATE TABLE t (op TEXT NOT NULL, k TEXT NOT NULL, v INTEGER NOT NULL, "
         "PRIMARY KEY (op, k));"
@@ -64,18 +69,7 @@ def upserts(verb, n=200_000):
         + ",".join(["(?,?,?)"] * 16)
         + " ON CONFLICT (op, k) DO UPDATE SET v = t.v + excluded.v"
     )
-    rng = random.Random(1)
-    began, i = time.process_time(), 0
-    while i < n:
-        c.execute("BEGIN")
-        for _ in range(4):
-            args = []
-            for _ in range(16):
-                args += ["op", "key-%d" % rng.randrange(5000), 1]
-                i += 1
-            c.execute(sql, args)
-        c.execute("COMMIT")
-    return time.process_time() - began
+    return timed(c, sql, lambda rng, i: ["op", "key-%d" % rng.randrange(5000), 1])
 
 
 for rnd in range(3):
