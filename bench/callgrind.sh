@@ -4,6 +4,7 @@
 # measured after 3 s of warm-up), then the bets accepted read from /metrics.
 #
 #   bench/callgrind.sh target/release/pitboss /tmp/cg-new.out     # prints the bets accepted
+#   bench/callgrind.sh BIN OUT --players 5000                      # more arguments: the load generator's
 #   bench/callgrind-compare.py /tmp/cg-old.out OLD_BETS /tmp/cg-new.out NEW_BETS 'Writer::process$' …
 #
 # On these shared 2-core machines the CPU time of a thread moves by ±10 % from run to run;
@@ -13,7 +14,7 @@
 # Env: DATA (data directory, /tmp/pitboss-callgrind; emptied first), PORT (18080).
 # Needs valgrind and the load generator built: (cd bench/loadgen && cargo build --release).
 set -u
-REAL=$(realpath "$1"); OUT=$(realpath -m "$2")
+REAL=$(realpath "$1"); OUT=$(realpath -m "$2"); shift 2
 DATA=${DATA:-/tmp/pitboss-callgrind}
 WRAP=$(mktemp)
 cat > "$WRAP" <<W
@@ -28,7 +29,7 @@ fresh_data
 start_service
 wait_ready 0.5 600 || { echo "the service did not become ready"; tail "$DATA.serve.log"; exit 1; }
 "$REPO/bench/loadgen/target/release/pitboss-loadgen" --url "$URL" --admin-key $K --duration 15 \
-  --warmup 3 --no-rate-pass --connections 8 > "$DATA.loadgen.txt" 2>&1
+  --warmup 3 --no-rate-pass --connections 8 "$@" > "$DATA.loadgen.txt" 2>&1
 BETS=$(curl -s "$URL/metrics" | awk '/^pitboss_bets_accepted_total/ {print $2}')
 kill $SP; wait $SP 2> /dev/null
 rm -f "$WRAP"

@@ -66,6 +66,8 @@ OPTIONS
   --no-rate-pass         only the closed-loop pass
   --client-threads N     tokio worker threads of the client          [1]
   --bets-per-request N   bets in each bet request (at most 500)      [1]
+  --players N            players the bets name (p1..pN, each bet one  [7]
+                         at random): the player register's size
   --operators N          operators the connections are spread over   [1]
                          (connection i plays for operator i mod N, each with its own key)
   --log-per-operator     start pitboss with --log-per-operator (a log and a writer per
@@ -98,6 +100,7 @@ struct Options {
     rate_pass: bool,
     client_threads: usize,
     bets_per_request: u64,
+    players: u64,
     operators: usize,
     log_per_operator: bool,
     soak: Option<Duration>,
@@ -123,6 +126,7 @@ fn parse_options() -> Result<Options, String> {
         rate_pass: true,
         client_threads: 1,
         bets_per_request: 1,
+        players: 7,
         operators: 1,
         log_per_operator: false,
         soak: None,
@@ -150,6 +154,7 @@ fn parse_options() -> Result<Options, String> {
             "--no-rate-pass" => o.rate_pass = false,
             "--client-threads" => o.client_threads = num(val()?)?.max(1.0) as usize,
             "--bets-per-request" => o.bets_per_request = num(val()?)?.clamp(1.0, 500.0) as u64,
+            "--players" => o.players = num(val()?)?.max(1.0) as u64,
             "--operators" => o.operators = num(val()?)?.max(1.0) as usize,
             "--log-per-operator" => o.log_per_operator = true,
             "--soak" => o.soak = Some(Duration::from_secs_f64(num(val()?)?)),
@@ -561,12 +566,12 @@ impl Rng {
     }
 }
 
-fn bet_body(rng: &mut Rng, n: u64) -> String {
+fn bet_body(rng: &mut Rng, n: u64, players: u64) -> String {
     let bets: Vec<String> = (0..n)
         .map(|_| {
             format!(
                 r#"{{"player":"p{}","bet":"straight","numbers":[{}],"stake_minor":100}}"#,
-                1 + rng.below(7),
+                1 + rng.below(players),
                 rng.below(37)
             )
         })
@@ -595,6 +600,7 @@ struct Driver {
     table: Table,
     bets_per_round: u64,
     bets_per_request: u64,
+    players: u64,
 }
 
 impl Driver {
@@ -668,7 +674,7 @@ impl Driver {
 
     /// One bet request; its status and how many of its bets were accepted.
     async fn one_bet(&mut self) -> Result<(u16, u64), String> {
-        let body = bet_body(&mut self.rng, self.bets_per_request);
+        let body = bet_body(&mut self.rng, self.bets_per_request, self.players);
         let idem = self.idem();
         match self.workload.clone() {
             Workload::Floor => {
@@ -1014,6 +1020,7 @@ async fn run_target(opts: &Options, target: &str) -> Result<Vec<Row>, String> {
             },
             bets_per_round: opts.bets_per_round,
             bets_per_request: opts.bets_per_request,
+            players: opts.players,
         };
         if let Workload::Pitboss { .. } = &d.workload {
             let body = format!(

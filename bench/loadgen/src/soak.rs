@@ -616,6 +616,7 @@ struct Parked {
     table: Table,
     bets_per_round: u64,
     bets_per_request: u64,
+    players: u64,
 }
 
 fn park(d: Driver) -> Parked {
@@ -628,6 +629,7 @@ fn park(d: Driver) -> Parked {
         table,
         bets_per_round,
         bets_per_request,
+        players,
     } = d;
     drop(conn);
     Parked {
@@ -638,6 +640,7 @@ fn park(d: Driver) -> Parked {
         table,
         bets_per_round,
         bets_per_request,
+        players,
     }
 }
 
@@ -651,6 +654,7 @@ async fn unpark(p: Parked, addr: SocketAddr) -> Result<Driver, String> {
         table: p.table,
         bets_per_round: p.bets_per_round,
         bets_per_request: p.bets_per_request,
+        players: p.players,
     })
 }
 
