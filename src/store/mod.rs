@@ -199,13 +199,9 @@ pub fn connect(url: &DatabaseUrl) -> Result<DbConnection, StoreError> {
         }
         DatabaseUrl::Sqlite(path) => {
             // The WAL's frames written in pieces of 64 KiB, not two calls a frame
-            // (`wal_vfs`); if SQLite refused the VFS, its own (the same files).
-            if let Err(rc) = wal_vfs::register() {
-                tracing::warn!(
-                    code = rc,
-                    "SQLite refused the WAL-gathering VFS; using its own"
-                );
-            }
+            // (`wal_vfs`); if SQLite refused the VFS, its own (the same files; `register`
+            // logs the refusal once).
+            let _ = wal_vfs::register();
             let mut c = diesel::SqliteConnection::establish(path).map_err(err)?;
             c.batch_execute(SQLITE_PRAGMAS)?;
             Ok(DbConnection::Sqlite(c))

@@ -70,12 +70,31 @@ struct Gather {
 static BASE: AtomicPtr<ffi::sqlite3_vfs> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Makes this VFS SQLite's default for the process (once; later calls answer as the first).
-/// Returns SQLite's code when it could not (the connections then use SQLite's own VFS).
+/// Returns SQLite's code when it could not (the connections then use SQLite's own VFS; the
+/// refusal is logged once, when it happens).
 pub fn register() -> Result<(), c_int> {
     static DONE: OnceLock<c_int> = OnceLock::new();
+    let rc = *DONE.get_or_init(|| {
+        let rc = register_once();
+        if rc != ffi::SQLITE_OK {
+            tracing::warn!(
+                code = rc,
+                "SQLite refused the WAL-gathering VFS; using its own"
+            );
+        }
+        rc
+    });
+    match rc {
+        ffi::SQLITE_OK => Ok(()),
+        rc => Err(rc),
+    }
+}
+
+/// The registration itself: SQLite's code.
+fn register_once() -> c_int {
     // SAFETY: SQLite's registration functions are thread-safe (its default threading mode);
     // the VFS structure is leaked, so it lives as long as the process.
-    let rc = *DONE.get_or_init(|| unsafe {
+    unsafe {
         let rc = ffi::sqlite3_initialize();
         if rc != ffi::SQLITE_OK {
             return rc;
@@ -91,10 +110,6 @@ pub fn register() -> Result<(), c_int> {
         vfs.zName = NAME.as_ptr() as *const c_char;
         vfs.xOpen = Some(open);
         ffi::sqlite3_vfs_register(Box::leak(Box::new(vfs)), 1)
-    });
-    match rc {
-        ffi::SQLITE_OK => Ok(()),
-        rc => Err(rc),
     }
 }
 
