@@ -519,6 +519,32 @@ mod tests {
         c
     }
 
+    /// A new database at `path` with the tests' table `t (k, v)`, through the gathering VFS.
+    fn new_table(path: &std::path::Path) -> SqliteConnection {
+        let mut c = open(path);
+        c.batch_execute("CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
+            .expect("table");
+        c
+    }
+
+    fn insert(c: &mut SqliteConnection, key: String, value: String) -> QueryResult<()> {
+        diesel::sql_query("INSERT INTO t (k, v) VALUES (?, ?)")
+            .bind::<Text, _>(key)
+            .bind::<Text, _>(value)
+            .execute(c)
+            .map(|_| ())
+    }
+
+    /// The rows of `t` (or what `sql`, a `SELECT count(*) AS n`, counts).
+    fn count(c: &mut SqliteConnection, sql: &str) -> i64 {
+        diesel::sql_query(sql)
+            .get_result::<Count>(c)
+            .expect("count")
+            .n
+    }
+
+    const ROWS: &str = "SELECT count(*) AS n FROM t";
+
     /// SQLite's `integrity_check` finds nothing wrong.
     fn assert_whole(c: &mut SqliteConnection) {
         let check = diesel::sql_query("SELECT integrity_check AS line FROM pragma_integrity_check")
@@ -535,9 +561,7 @@ mod tests {
     fn what_one_connection_commits_another_reads_whole() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("t.sqlite");
-        let mut w = open(&path);
-        w.batch_execute("CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
-            .expect("table");
+        let mut w = new_table(&path);
         let mut r = open(&path);
         let mut cp = open(&path);
         // SQLite's default VFS is this one.
@@ -550,10 +574,7 @@ mod tests {
         // pieces SQLite's VFS takes.
         w.transaction(|c| {
             for i in 0..3000 {
-                diesel::sql_query("INSERT INTO t (k, v) VALUES (?, ?)")
-                    .bind::<Text, _>(format!("big-{i:05}"))
-                    .bind::<Text, _>("y".repeat(1000))
-                    .execute(c)?;
+                insert(c, format!("big-{i:05}"), "y".repeat(1000))?;
             }
             Ok::<_, diesel::result::Error>(())
         })
@@ -562,23 +583,17 @@ mod tests {
         for tx in 0..200 {
             w.transaction(|c| {
                 for i in 0..(1 + tx % 37) {
-                    diesel::sql_query("INSERT INTO t (k, v) VALUES (?, ?)")
-                        .bind::<Text, _>(format!(
-                            "{:08x}-{tx}-{i}",
-                            (tx * 7919 + i * 104_729) % 65_521
-                        ))
-                        .bind::<Text, _>("x".repeat(300 + (i as usize * 13) % 900))
-                        .execute(c)?;
+                    insert(
+                        c,
+                        format!("{:08x}-{tx}-{i}", (tx * 7919 + i * 104_729) % 65_521),
+                        "x".repeat(300 + (i as usize * 13) % 900),
+                    )?;
                 }
                 Ok::<_, diesel::result::Error>(())
             })
             .expect("commit");
             written += 1 + tx % 37;
-            let n = diesel::sql_query("SELECT count(*) AS n FROM t")
-                .get_result::<Count>(&mut r)
-                .expect("count")
-                .n;
-            assert_eq!(n, written, "after transaction {tx}");
+            assert_eq!(count(&mut r, ROWS), written, "after transaction {tx}");
             if tx % 25 == 24 {
                 cp.batch_execute("PRAGMA wal_checkpoint(RESTART)")
                     .expect("checkpoint");
@@ -587,12 +602,7 @@ mod tests {
         assert_whole(&mut r);
         drop((w, r, cp));
         // Opened again (the WAL read back from the file): the same rows.
-        let mut again = open(&path);
-        let n = diesel::sql_query("SELECT count(*) AS n FROM t")
-            .get_result::<Count>(&mut again)
-            .expect("count")
-            .n;
-        assert_eq!(n, written);
+        assert_eq!(count(&mut open(&path), ROWS), written);
     }
 
     /// A transaction that spills frames to the WAL and rolls back leaves nothing behind that
@@ -602,50 +612,35 @@ mod tests {
     fn a_rolled_back_spill_never_overwrites_another_connections_commits() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("t.sqlite");
-        let mut a = open(&path);
-        a.batch_execute("CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
-            .expect("table");
+        let mut a = new_table(&path);
         let mut b = open(&path);
         let mut cp = open(&path);
         // A small page cache: A's transaction spills frames before it ends.
         a.batch_execute("PRAGMA cache_size = 10").expect("cache");
-        let insert = |c: &mut SqliteConnection, key: String, fill: &str| {
-            diesel::sql_query("INSERT INTO t (k, v) VALUES (?, ?)")
-                .bind::<Text, _>(key)
-                .bind::<Text, _>(fill.repeat(1500))
-                .execute(c)
-                .map(|_| ())
-        };
         for round in 0..20 {
             // The WAL starts over: every frame is in the database file.
             cp.batch_execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 .expect("checkpoint");
             let rolled_back = a.transaction(|c| {
                 for i in 0..60 {
-                    insert(c, format!("a-{round}-{i:03}"), "a")?;
+                    insert(c, format!("a-{round}-{i:03}"), "a".repeat(1500))?;
                 }
                 Err::<(), _>(diesel::result::Error::RollbackTransaction)
             });
             assert!(rolled_back.is_err());
             b.transaction(|c| {
                 for i in 0..3 {
-                    insert(c, format!("b-{round}-{i}"), "b")?;
+                    insert(c, format!("b-{round}-{i}"), "b".repeat(1500))?;
                 }
                 Ok::<_, diesel::result::Error>(())
             })
             .expect("B commits");
             // A reads again (its barrier), then B's rows must be whole.
-            let n = diesel::sql_query("SELECT count(*) AS n FROM t")
-                .get_result::<Count>(&mut a)
-                .expect("count")
-                .n;
-            assert_eq!(n, 3 * (round + 1), "round {round}");
-            let whole = diesel::sql_query(
+            assert_eq!(count(&mut a, ROWS), 3 * (round + 1), "round {round}");
+            let whole = count(
+                &mut b,
                 "SELECT count(*) AS n FROM t WHERE v = replace(v, 'a', '') AND k LIKE 'b-%'",
-            )
-            .get_result::<Count>(&mut b)
-            .expect("B's rows")
-            .n;
+            );
             assert_eq!(
                 whole,
                 3 * (round + 1),
