@@ -342,17 +342,20 @@ impl<'p> RouletteEngine<'p> {
         // map: `new` holds the few placements of one bet, and a map built for each bet was
         // ≈ 5 % of the writer's CPU.
         type Totals<'a> = Vec<((&'a str, &'a Spot), (i64, i64))>;
+        /// Where `p`'s bet type and spot are in `totals`.
+        fn slot(totals: &Totals, p: &Placement) -> Option<usize> {
+            let key = (p.bet_type.as_str(), &p.spot);
+            totals.iter().position(|(k, _)| *k == key)
+        }
         let mut totals: Totals = Vec::with_capacity(new.len());
         for p in new {
-            let key = (p.bet_type.as_str(), &p.spot);
-            if !totals.iter().any(|(k, _)| *k == key) {
-                totals.push((key, (0, 0)));
+            if slot(&totals, p).is_none() {
+                totals.push(((p.bet_type.as_str(), &p.spot), (0, 0)));
             }
         }
         let tagged = existing.iter().map(|p| (*p, true));
         for (p, is_existing) in tagged.chain(new.iter().map(|p| (p, false))) {
-            let key = (p.bet_type.as_str(), &p.spot);
-            let Some(at) = totals.iter().position(|(k, _)| *k == key) else {
+            let Some(at) = slot(&totals, p) else {
                 continue;
             };
             let (already, total) = &mut totals[at].1;
@@ -376,11 +379,8 @@ impl<'p> RouletteEngine<'p> {
         }
         for p in new {
             let row = self.row(&p.bet_type, None)?;
-            let (already, total) = totals
-                .iter()
-                .find(|(k, _)| *k == (p.bet_type.as_str(), &p.spot))
-                .map(|(_, t)| *t)
-                .expect("every placement of `new` was totalled above");
+            let at = slot(&totals, p).expect("every placement of `new` was totalled above");
+            let (already, total) = totals[at].1;
             if total > row.max_bet {
                 return Err(Refusal::new(
                     code::ABOVE_MAX_BET,
