@@ -25,9 +25,7 @@ chmod +x "$WRAP"
 BIN=$WRAP
 # shellcheck source=bench/serve-lib.sh
 . "$(dirname "$0")/serve-lib.sh"
-fresh_data
-start_service
-wait_ready 0.5 600 || { echo "the service did not become ready"; tail "$DATA.serve.log"; exit 1; }
+serve_fresh 0.5 600
 "$REPO/bench/loadgen/target/release/pitboss-loadgen" --url "$URL" --admin-key $K --duration 15 \
   --warmup 3 --no-rate-pass --connections 8 "$@" > "$DATA.loadgen.txt" 2>&1
 BETS=$(curl -s "$URL/metrics" | awk '/^pitboss_bets_accepted_total/ {print $2}')

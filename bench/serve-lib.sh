@@ -28,3 +28,11 @@ wait_ready() {
   for _ in $(seq 1 "$2"); do curl -sf "$URL/readyz" > /dev/null && return 0; sleep "$1"; done
   return 1
 }
+
+# An empty data directory and a fresh service, ready: `wait_ready $1 $2`; if it does not become
+# ready, the end of its log and exit 1.
+serve_fresh() {
+  fresh_data
+  start_service
+  wait_ready "$1" "$2" || { echo "the service did not become ready"; tail "$DATA.serve.log"; exit 1; }
+}

@@ -17,9 +17,7 @@ BIN=$(realpath "$1"); shift
 DATA=${DATA:-/tmp/pitboss-thread-cpu}
 # shellcheck source=bench/serve-lib.sh
 . "$(dirname "$0")/serve-lib.sh"
-fresh_data
-start_service
-wait_ready 0.1 300 || { echo "the service did not become ready"; tail "$DATA.serve.log"; exit 1; }
+serve_fresh 0.1 300
 "$REPO/bench/loadgen/target/release/pitboss-loadgen" --url "$URL" --admin-key $K --duration 14 \
   --warmup 2 --no-rate-pass --connections "${CONNS:-64}" "$@" > "$DATA.loadgen.txt" 2>&1 &
 LP=$!
