@@ -74,8 +74,8 @@ pub(super) fn fits(rows: &BatchRows<'_>) -> bool {
         })
 }
 
-const STATEMENT: &str = "\
-WITH lease AS (
+const STATEMENT: &str = concat!(
+    r#"WITH lease AS (
     UPDATE writer_lease SET expires_at = now() + make_interval(secs => $1 / 1000.0)
     WHERE id = 1 AND token = $2 RETURNING 1
 ), ok AS (
@@ -104,15 +104,17 @@ WITH lease AS (
                          $24::text[])
     WHERE EXISTS (SELECT 1 FROM ok)
 ), counts AS (
-    INSERT INTO player_usage (operator_id, player, period, staked_minor, net_loss_minor,
-                              reported_staked_minor, reported_net_loss_minor)
-    SELECT o, p, d, s, n, 0, 0
-    FROM unnest($25::text[], $26::text[], $27::text[], $28::bigint[], $29::bigint[])
-        AS u (o, p, d, s, n)
+    "#,
+    super::register::usage_insert!(),
+    r#"
+    SELECT o, p, d, ds, dn, 0, 0, m, ms, mn, 0, 0, op
+    FROM unnest($25::text[], $26::text[], $27::bigint[], $28::bigint[], $29::bigint[],
+                $43::bigint[], $44::bigint[], $45::bigint[], $46::bigint[])
+        AS c (o, p, d, ds, dn, m, ms, mn, op)
     WHERE EXISTS (SELECT 1 FROM ok)
-    ON CONFLICT (operator_id, player, period) DO UPDATE SET
-        staked_minor = player_usage.staked_minor + excluded.staked_minor,
-        net_loss_minor = player_usage.net_loss_minor + excluded.net_loss_minor
+    "#,
+    super::register::usage_add_set!(),
+    r#"
 ), sealed_seeds AS (
     INSERT INTO rng_seeds (round_id, seed)
     SELECT * FROM unnest($30::text[], $31::bytea[])
@@ -129,7 +131,8 @@ WITH lease AS (
                          $42::text[])
     WHERE EXISTS (SELECT 1 FROM ok)
 )
-SELECT 1 FROM ok";
+SELECT 1 FROM ok"#
+);
 
 /// The statement with its parameters: a type of its own, so that diesel prepares it once per
 /// connection and reuses it (a `sql_query` is parsed and planned at every execution, which
@@ -161,9 +164,13 @@ struct Statement<'a> {
     idem_created: Vec<&'a str>,
     count_operator: Vec<String>,
     count_player: Vec<String>,
-    count_period: Vec<String>,
-    count_staked: Vec<i64>,
-    count_net_loss: Vec<i64>,
+    count_day: Vec<i64>,
+    count_day_staked: Vec<i64>,
+    count_day_net_loss: Vec<i64>,
+    count_month: Vec<i64>,
+    count_month_staked: Vec<i64>,
+    count_month_net_loss: Vec<i64>,
+    count_open: Vec<i64>,
     seed_round: Vec<&'a str>,
     seed: Vec<&'a [u8]>,
     revealed: Vec<&'a str>,
@@ -197,7 +204,7 @@ impl<'a> Statement<'a> {
         let owed: Vec<_> = rows.derived.iter().flat_map(|d| &d.payouts_due).collect();
         let idem = &rows.idempotency;
         let ids = |f: fn(&'a SealedEntry) -> Option<&'a str>| es.iter().map(|e| f(e)).collect();
-        let counts = register.deltas();
+        let counts = super::register::updates(register.deltas());
         Statement {
             lease_ms: crate::store::lease::duration().as_millis() as i64,
             fence,
@@ -223,11 +230,15 @@ impl<'a> Statement<'a> {
             idem_status: idem.iter().map(|r| r.3).collect(),
             idem_body: idem.iter().map(|r| r.4).collect(),
             idem_created: idem.iter().map(|r| r.5).collect(),
-            count_operator: counts.keys().map(|k| k.0.clone()).collect(),
-            count_player: counts.keys().map(|k| k.1.clone()).collect(),
-            count_period: counts.keys().map(|k| k.2.clone()).collect(),
-            count_staked: counts.values().map(|v| v.0).collect(),
-            count_net_loss: counts.values().map(|v| v.1).collect(),
+            count_operator: counts.iter().map(|u| u.operator.to_string()).collect(),
+            count_player: counts.iter().map(|u| u.player.to_string()).collect(),
+            count_day: counts.iter().map(|u| u.day.0).collect(),
+            count_day_staked: counts.iter().map(|u| u.day.1).collect(),
+            count_day_net_loss: counts.iter().map(|u| u.day.2).collect(),
+            count_month: counts.iter().map(|u| u.month.0).collect(),
+            count_month_staked: counts.iter().map(|u| u.month.1).collect(),
+            count_month_net_loss: counts.iter().map(|u| u.month.2).collect(),
+            count_open: counts.iter().map(|u| u.open_staked).collect(),
             seed_round: seeds.iter().map(|s| s.0.as_str()).collect(),
             seed: seeds.iter().map(|s| &s.1[..]).collect(),
             revealed,
@@ -273,9 +284,9 @@ impl<'a> Statement<'a> {
             24 => out.push_bind_param::<Array<Text>, _>(&self.idem_created),
             25 => out.push_bind_param::<Array<Text>, _>(&self.count_operator),
             26 => out.push_bind_param::<Array<Text>, _>(&self.count_player),
-            27 => out.push_bind_param::<Array<Text>, _>(&self.count_period),
-            28 => out.push_bind_param::<Array<BigInt>, _>(&self.count_staked),
-            29 => out.push_bind_param::<Array<BigInt>, _>(&self.count_net_loss),
+            27 => out.push_bind_param::<Array<BigInt>, _>(&self.count_day),
+            28 => out.push_bind_param::<Array<BigInt>, _>(&self.count_day_staked),
+            29 => out.push_bind_param::<Array<BigInt>, _>(&self.count_day_net_loss),
             30 => out.push_bind_param::<Array<Text>, _>(&self.seed_round),
             31 => out.push_bind_param::<Array<Bytea>, _>(&self.seed),
             32 => out.push_bind_param::<Array<Text>, _>(&self.revealed),
@@ -289,6 +300,10 @@ impl<'a> Statement<'a> {
             40 => out.push_bind_param::<Array<BigInt>, _>(&self.owed_amount),
             41 => out.push_bind_param::<Array<Text>, _>(&self.owed_evaluated),
             42 => out.push_bind_param::<Array<Text>, _>(&self.owed_due),
+            43 => out.push_bind_param::<Array<BigInt>, _>(&self.count_month),
+            44 => out.push_bind_param::<Array<BigInt>, _>(&self.count_month_staked),
+            45 => out.push_bind_param::<Array<BigInt>, _>(&self.count_month_net_loss),
+            46 => out.push_bind_param::<Array<BigInt>, _>(&self.count_open),
             _ => Err(diesel::result::Error::QueryBuilderError(
                 format!("the batch's statement has no parameter ${n}").into(),
             )),
@@ -365,37 +380,25 @@ mod tests {
     use super::super::payouts::PayoutDue;
     use super::super::register::Writes;
     use crate::store::tiles::TileRow;
-    use crate::store::{self, DatabaseUrl, DbConnection};
+    use crate::store::{self, DbConnection};
 
-    /// A schema of its own in the test database, dropped at the end.
-    struct Scratch {
-        url: DatabaseUrl,
-        name: String,
-    }
+    /// A schema of its own in the test database (`store::scratch`), with a writer's lease.
+    struct Scratch(store::scratch::PgSchema);
 
     impl Scratch {
         fn new() -> Scratch {
-            let base = std::env::var("PITBOSS_TEST_PG")
-                .unwrap_or_else(|_| "postgres://127.0.0.1:5432/test".into());
-            let name = {
-                use std::hash::{BuildHasher, Hasher};
-                let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-                h.write_u8(0);
-                format!("pb_commit_{:016x}", h.finish())
-            };
-            let url = DatabaseUrl::Postgres(base).for_log(&name);
-            store::migrate(&url).expect("PostgreSQL must be running for the tests (.ci/run)");
-            let mut c = store::connect(&url).expect("connect");
+            let schema = store::scratch::PgSchema::new("pb_commit");
+            let mut c = schema.conn();
             c.batch_execute(
                 "INSERT INTO writer_lease (id, holder, token, expires_at) \
                  VALUES (1, 'this test', 7, now() + interval '1 minute')",
             )
             .expect("lease");
-            Scratch { url, name }
+            Scratch(schema)
         }
 
         fn conn(&self) -> DbConnection {
-            store::connect(&self.url).expect("connect")
+            self.0.conn()
         }
 
         /// Every row of the tables the statement writes, as text, sorted.
@@ -412,7 +415,7 @@ mod tests {
                 "audit_entry_tags",
                 "merkle_tiles",
                 "idempotency",
-                "player_usage",
+                "player_usage_by_player",
                 "rng_seeds",
                 "finished_rounds",
                 "payouts_due",
@@ -435,14 +438,6 @@ mod tests {
                 format!("{t}: {rows}")
             })
             .collect()
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            if let Ok(mut c) = store::connect(&self.url) {
-                let _ = c.batch_execute(&format!("DROP SCHEMA {} CASCADE", self.name));
-            }
         }
     }
 

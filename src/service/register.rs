@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::games::Refusal;
 use crate::round::Event;
-use crate::store::schema::{player_register, player_usage};
+use crate::store::schema::{player_register, player_usage_by_player};
 use crate::store::{DbConnection, StoreError};
 
 use super::{Command, Reply};
@@ -701,6 +701,8 @@ impl Batch {
         by_operator: &Players<'_>,
     ) -> Result<Batch, StoreError> {
         let (day, month) = periods(now);
+        let number = |p: &str| period_number(p).map_or(0, |(n, _)| n);
+        let (day_n, month_n) = (number(&day), number(&month));
         let mut entries = HashMap::new();
         let mut usage = HashMap::new();
         for (&op, players) in by_operator {
@@ -731,44 +733,68 @@ impl Batch {
                         .map_err(|e| StoreError::Corrupt(format!("player register: {e}")))?;
                     entries.insert((op.to_string(), player), Some(e));
                 }
-                let columns = (
-                    player_usage::player,
-                    player_usage::period,
-                    player_usage::staked_minor,
-                    player_usage::net_loss_minor,
-                    player_usage::reported_staked_minor,
-                    player_usage::reported_net_loss_minor,
+                type Row = (
+                    String,
+                    i64,
+                    i64,
+                    i64,
+                    i64,
+                    i64,
+                    i64,
+                    i64,
+                    i64,
+                    i64,
+                    i64,
+                    i64,
                 );
-                let rows: Vec<(String, String, i64, i64, i64, i64)> = if sqlite {
-                    player_usage::table
-                        .filter(player_usage::operator_id.eq(op))
-                        .filter(player_usage::player.eq(chunk[0]))
-                        .filter(
-                            player_usage::period
-                                .eq(day.as_str())
-                                .or(player_usage::period.eq(month.as_str()))
-                                .or(player_usage::period.eq(OPEN)),
-                        )
+                use player_usage_by_player as t;
+                let columns = (
+                    t::player,
+                    t::day_period,
+                    t::day_staked_minor,
+                    t::day_net_loss_minor,
+                    t::day_reported_staked_minor,
+                    t::day_reported_net_loss_minor,
+                    t::month_period,
+                    t::month_staked_minor,
+                    t::month_net_loss_minor,
+                    t::month_reported_staked_minor,
+                    t::month_reported_net_loss_minor,
+                    t::open_staked_minor,
+                );
+                let rows: Vec<Row> = if sqlite {
+                    t::table
+                        .filter(t::operator_id.eq(op))
+                        .filter(t::player.eq(chunk[0]))
                         .select(columns)
                         .load(conn)?
                 } else {
-                    player_usage::table
-                        .filter(player_usage::operator_id.eq(op))
-                        .filter(player_usage::player.eq_any(chunk))
-                        .filter(player_usage::period.eq_any([day.as_str(), month.as_str(), OPEN]))
+                    t::table
+                        .filter(t::operator_id.eq(op))
+                        .filter(t::player.eq_any(chunk))
                         .select(columns)
                         .load(conn)?
                 };
-                for (player, period, staked, net_loss, reported_staked, reported_net_loss) in rows {
-                    usage.insert(
-                        (op.to_string(), player, period),
-                        Usage {
-                            staked,
-                            net_loss,
-                            reported_staked,
-                            reported_net_loss,
-                        },
-                    );
+                for (player, d, ds, dn, drs, drn, m, ms, mn, mrs, mrn, open) in rows {
+                    // A period the row no longer holds counts as zero: no row for it.
+                    let held = [
+                        (d == day_n).then_some((day.as_str(), ds, dn, drs, drn)),
+                        (m == month_n).then_some((month.as_str(), ms, mn, mrs, mrn)),
+                        Some((OPEN, open, 0, 0, 0)),
+                    ];
+                    for (period, staked, net_loss, reported_staked, reported_net_loss) in
+                        held.into_iter().flatten()
+                    {
+                        usage.insert(
+                            (op.to_string(), player.clone(), period.to_string()),
+                            Usage {
+                                staked,
+                                net_loss,
+                                reported_staked,
+                                reported_net_loss,
+                            },
+                        );
+                    }
                 }
             }
         }
@@ -1266,57 +1292,184 @@ fn lit(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
-/// Counted amounts added (`add`), or reported amounts set, as one multi-row
-/// `INSERT … ON CONFLICT DO UPDATE` per 500 rows (SQLite and PostgreSQL alike): a batch of
-/// bets by many players costs a statement, not a round trip per player and period.
+/// A period as stored: the day `YYYY-MM-DD` as `(YYYYMMDD, true)`, the month `YYYY-MM` as
+/// `(YYYYMM, false)`; `None` for the open stakes (or anything else).
+fn period_number(period: &str) -> Option<(i64, bool)> {
+    if period.len() != 10 && period.len() != 7 {
+        return None;
+    }
+    let digits: String = period.chars().filter(|c| *c != '-').collect();
+    digits.parse().ok().map(|n| (n, period.len() == 10))
+}
+
+/// One player's row of `player_usage_by_player` as one write changes it: the day's and the
+/// month's amounts (`(period, staked, net_loss)`, period 0 when the write has none) and the
+/// open stakes. Counted amounts are added to the row's; reported amounts set.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct UsageUpdate<'a> {
+    pub operator: &'a str,
+    pub player: &'a str,
+    pub day: (i64, i64, i64),
+    pub month: (i64, i64, i64),
+    pub open_staked: i64,
+}
+
+/// A write's amounts by operator, player and period as one update a player (the row holds one
+/// day and one month: of two days of one player, which a write that spans midnight has, the
+/// later one's amounts are what the row keeps, since the later day replaces the earlier).
+pub fn updates(rows: &BTreeMap<PeriodKey, (i64, i64)>) -> Vec<UsageUpdate<'_>> {
+    let mut out: Vec<UsageUpdate> = Vec::new();
+    for ((op, player, period), &(a, b)) in rows {
+        if out
+            .last()
+            .is_none_or(|u| (u.operator, u.player) != (op.as_str(), player.as_str()))
+        {
+            out.push(UsageUpdate {
+                operator: op,
+                player,
+                ..UsageUpdate::default()
+            });
+        }
+        let u = out.last_mut().expect("pushed");
+        match period_number(period) {
+            // Keys are ordered: a later day (or month) of the player comes after an earlier.
+            Some((n, true)) => u.day = (n, a, b),
+            Some((n, false)) => u.month = (n, a, b),
+            None => u.open_staked += a,
+        }
+    }
+    out
+}
+
+/// `INSERT` of `player_usage_by_player`'s columns, in the order every statement binds them.
+macro_rules! usage_insert {
+    () => {
+        "INSERT INTO player_usage_by_player AS u (operator_id, player, \
+         day_period, day_staked_minor, day_net_loss_minor, \
+         day_reported_staked_minor, day_reported_net_loss_minor, \
+         month_period, month_staked_minor, month_net_loss_minor, \
+         month_reported_staked_minor, month_reported_net_loss_minor, open_staked_minor) "
+    };
+}
+pub(crate) use usage_insert;
+
+/// Counted amounts added to a player's row: of the same period, added; of a later one, the
+/// period replaced (its amounts start from these, nothing reported yet); of an earlier one
+/// (a clock behind), not kept. Open stakes added.
+macro_rules! usage_add_set {
+    () => {
+        " ON CONFLICT (operator_id, player) DO UPDATE SET \
+         day_staked_minor = CASE WHEN excluded.day_period > u.day_period \
+             THEN excluded.day_staked_minor WHEN excluded.day_period = u.day_period \
+             THEN u.day_staked_minor + excluded.day_staked_minor ELSE u.day_staked_minor END, \
+         day_net_loss_minor = CASE WHEN excluded.day_period > u.day_period \
+             THEN excluded.day_net_loss_minor WHEN excluded.day_period = u.day_period \
+             THEN u.day_net_loss_minor + excluded.day_net_loss_minor \
+             ELSE u.day_net_loss_minor END, \
+         day_reported_staked_minor = CASE WHEN excluded.day_period > u.day_period \
+             THEN 0 ELSE u.day_reported_staked_minor END, \
+         day_reported_net_loss_minor = CASE WHEN excluded.day_period > u.day_period \
+             THEN 0 ELSE u.day_reported_net_loss_minor END, \
+         day_period = CASE WHEN excluded.day_period > u.day_period \
+             THEN excluded.day_period ELSE u.day_period END, \
+         month_staked_minor = CASE WHEN excluded.month_period > u.month_period \
+             THEN excluded.month_staked_minor WHEN excluded.month_period = u.month_period \
+             THEN u.month_staked_minor + excluded.month_staked_minor \
+             ELSE u.month_staked_minor END, \
+         month_net_loss_minor = CASE WHEN excluded.month_period > u.month_period \
+             THEN excluded.month_net_loss_minor WHEN excluded.month_period = u.month_period \
+             THEN u.month_net_loss_minor + excluded.month_net_loss_minor \
+             ELSE u.month_net_loss_minor END, \
+         month_reported_staked_minor = CASE WHEN excluded.month_period > u.month_period \
+             THEN 0 ELSE u.month_reported_staked_minor END, \
+         month_reported_net_loss_minor = CASE WHEN excluded.month_period > u.month_period \
+             THEN 0 ELSE u.month_reported_net_loss_minor END, \
+         month_period = CASE WHEN excluded.month_period > u.month_period \
+             THEN excluded.month_period ELSE u.month_period END, \
+         open_staked_minor = u.open_staked_minor + excluded.open_staked_minor"
+    };
+}
+pub(crate) use usage_add_set;
+
+/// Reported amounts set in a player's row: of the same period (or a later one, which then
+/// replaces the row's period and its counted amounts start from zero) set, of an earlier one
+/// not kept; a write without a day (or month) leaves that period as it is.
+macro_rules! usage_report_set {
+    () => {
+        " ON CONFLICT (operator_id, player) DO UPDATE SET \
+         day_staked_minor = CASE WHEN excluded.day_period > u.day_period \
+             THEN 0 ELSE u.day_staked_minor END, \
+         day_net_loss_minor = CASE WHEN excluded.day_period > u.day_period \
+             THEN 0 ELSE u.day_net_loss_minor END, \
+         day_reported_staked_minor = CASE WHEN excluded.day_period > 0 \
+             AND excluded.day_period >= u.day_period \
+             THEN excluded.day_reported_staked_minor ELSE u.day_reported_staked_minor END, \
+         day_reported_net_loss_minor = CASE WHEN excluded.day_period > 0 \
+             AND excluded.day_period >= u.day_period \
+             THEN excluded.day_reported_net_loss_minor ELSE u.day_reported_net_loss_minor END, \
+         day_period = CASE WHEN excluded.day_period > u.day_period \
+             THEN excluded.day_period ELSE u.day_period END, \
+         month_staked_minor = CASE WHEN excluded.month_period > u.month_period \
+             THEN 0 ELSE u.month_staked_minor END, \
+         month_net_loss_minor = CASE WHEN excluded.month_period > u.month_period \
+             THEN 0 ELSE u.month_net_loss_minor END, \
+         month_reported_staked_minor = CASE WHEN excluded.month_period > 0 \
+             AND excluded.month_period >= u.month_period \
+             THEN excluded.month_reported_staked_minor ELSE u.month_reported_staked_minor END, \
+         month_reported_net_loss_minor = CASE WHEN excluded.month_period > 0 \
+             AND excluded.month_period >= u.month_period \
+             THEN excluded.month_reported_net_loss_minor \
+             ELSE u.month_reported_net_loss_minor END, \
+         month_period = CASE WHEN excluded.month_period > u.month_period \
+             THEN excluded.month_period ELSE u.month_period END"
+    };
+}
+
+/// Counted amounts added (`add`), or reported amounts set, one row a player: on SQLite by
+/// statements of fixed shapes prepared once (`store::fixed_insert`), on PostgreSQL as one
+/// multi-row `INSERT … ON CONFLICT DO UPDATE` per 500 players.
 fn upsert(
     c: &mut DbConnection,
     rows: &BTreeMap<PeriodKey, (i64, i64)>,
     add: bool,
 ) -> Result<(), diesel::result::Error> {
+    let updates = updates(rows);
     if let DbConnection::Sqlite(s) = c {
-        // Statements of fixed shapes, prepared once (`store::fixed_insert`).
         return if add {
-            let rows: Vec<UsageRow<true>> = rows.iter().map(UsageRow::of).collect();
+            let rows: Vec<UsageRow<true>> = updates.into_iter().map(UsageRow).collect();
             crate::store::fixed_insert::insert(s, &rows)
         } else {
-            let rows: Vec<UsageRow<false>> = rows.iter().map(UsageRow::of).collect();
+            let rows: Vec<UsageRow<false>> = updates.into_iter().map(UsageRow).collect();
             crate::store::fixed_insert::insert(s, &rows)
         };
     }
-    let rows: Vec<_> = rows.iter().collect();
-    for chunk in rows.chunks(UPSERT_ROWS) {
+    for chunk in updates.chunks(UPSERT_ROWS) {
         let values: Vec<String> = chunk
             .iter()
-            .map(|((op, player, period), (staked, net_loss))| {
-                let (counted, reported) = if add {
-                    ((*staked, *net_loss), (0, 0))
-                } else {
-                    ((0, 0), (*staked, *net_loss))
-                };
+            .map(|u| {
+                let [d, m] = [u.day, u.month].map(|(period, x, y)| {
+                    if add {
+                        format!("{period}, {x}, {y}, 0, 0")
+                    } else {
+                        format!("{period}, 0, 0, {x}, {y}")
+                    }
+                });
                 format!(
-                    "({}, {}, {}, {}, {}, {}, {})",
-                    lit(op),
-                    lit(player),
-                    lit(period),
-                    counted.0,
-                    counted.1,
-                    reported.0,
-                    reported.1
+                    "({}, {}, {d}, {m}, {})",
+                    lit(u.operator),
+                    lit(u.player),
+                    u.open_staked
                 )
             })
             .collect();
         let set = if add {
-            "staked_minor = player_usage.staked_minor + excluded.staked_minor, \
-             net_loss_minor = player_usage.net_loss_minor + excluded.net_loss_minor"
+            usage_add_set!()
         } else {
-            "reported_staked_minor = excluded.reported_staked_minor, \
-             reported_net_loss_minor = excluded.reported_net_loss_minor"
+            usage_report_set!()
         };
         diesel::sql_query(format!(
-            "INSERT INTO player_usage (operator_id, player, period, staked_minor, net_loss_minor, \
-             reported_staked_minor, reported_net_loss_minor) VALUES {} \
-             ON CONFLICT (operator_id, player, period) DO UPDATE SET {set}",
+            "{}VALUES {}{set}",
+            usage_insert!(),
             values.join(", ")
         ))
         .execute(c)?;
@@ -1324,60 +1477,55 @@ fn upsert(
     Ok(())
 }
 
-/// A player's amounts of one period, as the fixed-shape upsert writes them on SQLite: counted
-/// amounts added to the stored ones (`ADD`), or reported amounts set.
-struct UsageRow<'a, const ADD: bool> {
-    key: &'a PeriodKey,
-    counted: (i64, i64),
-    reported: (i64, i64),
-}
+/// A player's update as the fixed-shape upsert writes it on SQLite: counted amounts added to
+/// the stored ones (`ADD`), or reported amounts set.
+struct UsageRow<'a, const ADD: bool>(UsageUpdate<'a>);
 
 /// Names the two upserts in diesel's statement cache.
 struct UsageId<const ADD: bool>;
 
-impl<'a, const ADD: bool> UsageRow<'a, ADD> {
-    fn of((key, amounts): (&'a PeriodKey, &'a (i64, i64))) -> Self {
-        let (counted, reported) = if ADD {
-            (*amounts, (0, 0))
-        } else {
-            ((0, 0), *amounts)
-        };
-        UsageRow {
-            key,
-            counted,
-            reported,
-        }
-    }
-}
-
 impl<const ADD: bool> crate::store::fixed_insert::Row for UsageRow<'_, ADD> {
     type Id = UsageId<ADD>;
-    const INSERT: &'static str = "INSERT INTO player_usage (operator_id, player, period, \
-        staked_minor, net_loss_minor, reported_staked_minor, reported_net_loss_minor) VALUES ";
+    const INSERT: &'static str = concat!(usage_insert!(), "VALUES ");
     const SUFFIX: &'static str = if ADD {
-        " ON CONFLICT (operator_id, player, period) DO UPDATE SET \
-         staked_minor = player_usage.staked_minor + excluded.staked_minor, \
-         net_loss_minor = player_usage.net_loss_minor + excluded.net_loss_minor"
+        usage_add_set!()
     } else {
-        " ON CONFLICT (operator_id, player, period) DO UPDATE SET \
-         reported_staked_minor = excluded.reported_staked_minor, \
-         reported_net_loss_minor = excluded.reported_net_loss_minor"
+        usage_report_set!()
     };
     fn bind<'b>(
         &'b self,
         pass: &mut diesel::query_builder::AstPass<'_, 'b, diesel::sqlite::Sqlite>,
     ) -> diesel::QueryResult<()> {
         use diesel::sql_types::{BigInt, Text};
-        let (op, player, period) = self.key;
+        let u = &self.0;
+        // Counted amounts in the counted columns, reported ones in the reported columns.
+        let zero = &0i64;
+        let (d, m) = (&u.day, &u.month);
+        let (dc, dr) = if ADD {
+            ((&d.1, &d.2), (zero, zero))
+        } else {
+            ((zero, zero), (&d.1, &d.2))
+        };
+        let (mc, mr) = if ADD {
+            ((&m.1, &m.2), (zero, zero))
+        } else {
+            ((zero, zero), (&m.1, &m.2))
+        };
         crate::store::fixed_insert::bind_all!(
             pass,
-            (Text, op),
-            (Text, player),
-            (Text, period),
-            (BigInt, &self.counted.0),
-            (BigInt, &self.counted.1),
-            (BigInt, &self.reported.0),
-            (BigInt, &self.reported.1),
+            (Text, u.operator),
+            (Text, u.player),
+            (BigInt, &d.0),
+            (BigInt, dc.0),
+            (BigInt, dc.1),
+            (BigInt, dr.0),
+            (BigInt, dr.1),
+            (BigInt, &m.0),
+            (BigInt, mc.0),
+            (BigInt, mc.1),
+            (BigInt, mr.0),
+            (BigInt, mr.1),
+            (BigInt, &u.open_staked),
         )
     }
 }
@@ -1775,5 +1923,130 @@ mod cache_tests {
         assert_eq!(merged.deltas[&k("a", &day)], (150, 0));
         assert_eq!(merged.deltas[&k("b", &day)], (7, 0));
         assert_eq!(merged.reported[&k("a", "d")], (3, 4));
+    }
+}
+
+#[cfg(test)]
+mod store_tests {
+    use super::*;
+    use crate::store::{self, DatabaseUrl};
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    fn write_all(c: &mut DbConnection, w: &Writes) {
+        c.transaction(|t| write(t, w)).expect("written");
+    }
+
+    /// `(staked, net_loss, reported_staked, reported_net_loss)` of a player's day, month and
+    /// open stakes as a batch at `now` reads them from the store.
+    fn read(c: &mut DbConnection, now: DateTime<Utc>, player: &str) -> [(i64, i64, i64, i64); 3] {
+        let players: Players = [("op", [player].into_iter().collect())].into();
+        let b = Batch::load_players(c, now, &players).expect("read");
+        [b.day.clone(), b.month.clone(), OPEN.to_string()].map(|p| {
+            let u = b.usage("op", player, &p);
+            (u.staked, u.net_loss, u.reported_staked, u.reported_net_loss)
+        })
+    }
+
+    fn reported(period: &str, staked: i64, net_loss: i64) -> ReportedUsage {
+        ReportedUsage {
+            period: period.into(),
+            staked_minor: staked,
+            net_loss_minor: net_loss,
+        }
+    }
+
+    /// One row a player holds the current day and month: counted amounts add up within a
+    /// period, a later period starts from the write's amounts (reported ones too), a write of
+    /// an earlier period (a clock behind) leaves the later one as it is, and open stakes carry
+    /// over every period.
+    fn a_players_row_holds_his_current_periods(c: &mut DbConnection) {
+        let (t1, before_midnight, after_midnight) = (
+            t("2026-11-30T10:00:00Z"),
+            // Prague: 23:59 on the 30th of November, then 00:01 on the 1st of December.
+            t("2026-11-30T22:59:00Z"),
+            t("2026-11-30T23:01:00Z"),
+        );
+        let mut b = Batch::empty(t1);
+        b.staked("op", "a", 100);
+        b.staked("op", "b", 50);
+        write_all(c, &b.into_writes());
+        let mut b = Batch::empty(t1);
+        b.add("op", "a", Period::Day, 0, 60);
+        b.add("op", "a", Period::Month, 0, 60);
+        b.add("op", "a", Period::Open, -100, 0);
+        b.report("op", "a", &reported("2026-11-30", 7, 3));
+        write_all(c, &b.into_writes());
+        assert_eq!(
+            read(c, t1, "a"),
+            [(100, 60, 7, 3), (100, 60, 0, 0), (0, 0, 0, 0)]
+        );
+        assert_eq!(
+            read(c, t1, "b"),
+            [(50, 0, 0, 0), (50, 0, 0, 0), (50, 0, 0, 0)]
+        );
+
+        // Two batches on either side of midnight, written in one transaction.
+        let mut late = Batch::empty(before_midnight);
+        late.staked("op", "a", 10);
+        let mut early = Batch::empty(after_midnight);
+        early.staked("op", "a", 20);
+        let mut w = late.into_writes();
+        w.merge(&early.into_writes());
+        write_all(c, &w);
+        assert_eq!(
+            read(c, after_midnight, "a"),
+            [(20, 0, 0, 0), (20, 0, 0, 0), (30, 0, 0, 0)]
+        );
+        assert_eq!(
+            read(c, after_midnight, "b"),
+            [(0, 0, 0, 0), (0, 0, 0, 0), (50, 0, 0, 0)],
+            "a period the row does not hold counts as zero"
+        );
+
+        // A batch whose clock is behind: its day and month are not kept, its open stake is.
+        let mut behind = Batch::empty(t1);
+        behind.staked("op", "a", 5);
+        write_all(c, &behind.into_writes());
+        assert_eq!(
+            read(c, after_midnight, "a"),
+            [(20, 0, 0, 0), (20, 0, 0, 0), (35, 0, 0, 0)]
+        );
+
+        // Reported amounts: the month alone leaves the day as it was; a later day's report
+        // starts the day over.
+        let mut b = Batch::empty(after_midnight);
+        b.report("op", "a", &reported("2026-12", 9, -9));
+        write_all(c, &b.into_writes());
+        assert_eq!(
+            read(c, after_midnight, "a"),
+            [(20, 0, 0, 0), (20, 0, 9, -9), (35, 0, 0, 0)]
+        );
+        let next_day = t("2026-12-01T23:30:00Z");
+        let mut b = Batch::empty(next_day);
+        b.report("op", "a", &reported("2026-12-02", 4, 4));
+        write_all(c, &b.into_writes());
+        assert_eq!(
+            read(c, next_day, "a"),
+            [(0, 0, 4, 4), (20, 0, 9, -9), (35, 0, 0, 0)]
+        );
+        // A player read who has no row: nothing counted.
+        assert_eq!(read(c, next_day, "nobody"), [(0, 0, 0, 0); 3]);
+    }
+
+    #[test]
+    fn a_players_row_holds_his_current_periods_sqlite() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = DatabaseUrl::Sqlite(dir.path().join("p.sqlite").display().to_string());
+        store::migrate(&url).expect("migrate");
+        a_players_row_holds_his_current_periods(&mut store::connect(&url).expect("connect"));
+    }
+
+    #[test]
+    fn a_players_row_holds_his_current_periods_postgres() {
+        let schema = store::scratch::PgSchema::new("pb_register");
+        a_players_row_holds_his_current_periods(&mut schema.conn());
     }
 }

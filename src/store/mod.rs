@@ -364,6 +364,48 @@ pub fn lazy_read_pool_idle(url: &DatabaseUrl, size: u32, idle: Duration) -> Read
         .build_unchecked(Manager(url.clone()))
 }
 
+/// Stores of their own for unit tests.
+#[cfg(test)]
+pub(crate) mod scratch {
+    use super::{connect, migrate, DatabaseUrl, DbConnection};
+    use diesel::connection::SimpleConnection;
+
+    /// A schema of its own in the test database (`PITBOSS_TEST_PG`, else the local server's
+    /// `test`), migrated; dropped at the end.
+    pub struct PgSchema {
+        pub url: DatabaseUrl,
+        name: String,
+    }
+
+    impl PgSchema {
+        pub fn new(prefix: &str) -> PgSchema {
+            let base = std::env::var("PITBOSS_TEST_PG")
+                .unwrap_or_else(|_| "postgres://127.0.0.1:5432/test".into());
+            let name = {
+                use std::hash::{BuildHasher, Hasher};
+                let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+                h.write_u8(0);
+                format!("{prefix}_{:016x}", h.finish())
+            };
+            let url = DatabaseUrl::Postgres(base).for_log(&name);
+            migrate(&url).expect("PostgreSQL must be running for the tests (.ci/run)");
+            PgSchema { url, name }
+        }
+
+        pub fn conn(&self) -> DbConnection {
+            connect(&self.url).expect("connect")
+        }
+    }
+
+    impl Drop for PgSchema {
+        fn drop(&mut self) {
+            if let Ok(mut c) = connect(&self.url) {
+                let _ = c.batch_execute(&format!("DROP SCHEMA {} CASCADE", self.name));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,6 +437,89 @@ mod tests {
         let old = DatabaseUrl::Sqlite(old_path.display().to_string());
         migrate(&old).expect("migrate");
         assert_eq!(page_size(&mut connect(&old).expect("connect")), 4096);
+    }
+
+    /// A SQLite store written with a row a player and period keeps each player's latest day
+    /// and month, and his open stakes, in his one row.
+    #[test]
+    fn sqlite_player_usage_moves_to_a_row_a_player() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("pitboss.sqlite");
+        let mut c =
+            diesel::SqliteConnection::establish(path.to_str().expect("utf-8")).expect("open");
+        c.batch_execute(SQLITE_PRAGMAS).expect("pragmas");
+        loop {
+            let next = c
+                .pending_migrations(SQLITE_MIGRATIONS)
+                .expect("pending")
+                .into_iter()
+                .next()
+                .expect("the move is pending");
+            if next.name().to_string().ends_with("_player_usage_by_player") {
+                break;
+            }
+            c.run_next_migration(SQLITE_MIGRATIONS).expect("migrate");
+        }
+        c.batch_execute(
+            "INSERT INTO player_usage VALUES \
+             ('op', 'a', '2026-11-29', 10, 1, 0, 0), \
+             ('op', 'a', '2026-11-30', 20, 2, 3, 4), \
+             ('op', 'a', '2026-10', 99, 9, 9, 9), \
+             ('op', 'a', '2026-11', 30, 3, 5, 6), \
+             ('op', 'a', 'open', 40, 0, 0, 0), \
+             ('op', 'b', 'open', 7, 0, 0, 0), \
+             ('op2', 'a', '2026-11', 1, 1, 1, 1)",
+        )
+        .expect("usage of the old layout");
+        c.run_pending_migrations(SQLITE_MIGRATIONS)
+            .expect("the remaining migrations");
+        use schema::player_usage_by_player as u;
+        type Day = (String, String, i64, i64, i64, i64, i64);
+        type Month = (String, String, i64, i64, i64, i64, i64, i64);
+        let days: Vec<Day> = u::table
+            .order((u::operator_id, u::player))
+            .select((
+                u::operator_id,
+                u::player,
+                u::day_period,
+                u::day_staked_minor,
+                u::day_net_loss_minor,
+                u::day_reported_staked_minor,
+                u::day_reported_net_loss_minor,
+            ))
+            .load(&mut c)
+            .expect("read");
+        let months: Vec<Month> = u::table
+            .order((u::operator_id, u::player))
+            .select((
+                u::operator_id,
+                u::player,
+                u::month_period,
+                u::month_staked_minor,
+                u::month_net_loss_minor,
+                u::month_reported_staked_minor,
+                u::month_reported_net_loss_minor,
+                u::open_staked_minor,
+            ))
+            .load(&mut c)
+            .expect("read");
+        let s = |x: &str| x.to_string();
+        assert_eq!(
+            days,
+            [
+                (s("op"), s("a"), 20261130, 20, 2, 3, 4),
+                (s("op"), s("b"), 0, 0, 0, 0, 0),
+                (s("op2"), s("a"), 0, 0, 0, 0, 0),
+            ]
+        );
+        assert_eq!(
+            months,
+            [
+                (s("op"), s("a"), 202611, 30, 3, 5, 6, 40),
+                (s("op"), s("b"), 0, 0, 0, 0, 0, 7),
+                (s("op2"), s("a"), 202611, 1, 1, 1, 1, 0),
+            ]
+        );
     }
 
     /// A SQLite store written before idempotency records became a rowid table keeps every

@@ -168,14 +168,20 @@ diesel::table! {
 }
 
 diesel::table! {
-    player_usage (operator_id, player, period) {
+    player_usage_by_player (operator_id, player) {
         operator_id -> Text,
         player -> Text,
-        period -> Text,
-        staked_minor -> BigInt,
-        net_loss_minor -> BigInt,
-        reported_staked_minor -> BigInt,
-        reported_net_loss_minor -> BigInt,
+        day_period -> BigInt,
+        day_staked_minor -> BigInt,
+        day_net_loss_minor -> BigInt,
+        day_reported_staked_minor -> BigInt,
+        day_reported_net_loss_minor -> BigInt,
+        month_period -> BigInt,
+        month_staked_minor -> BigInt,
+        month_net_loss_minor -> BigInt,
+        month_reported_staked_minor -> BigInt,
+        month_reported_net_loss_minor -> BigInt,
+        open_staked_minor -> BigInt,
     }
 }
 
