@@ -7,7 +7,8 @@
 //! would exceed a limit, is refused (`player_excluded`, `limit_exceeded`) with the clause.
 //!
 //! Nothing of it is held in memory: the register (`player_register`) and what was counted per
-//! day and month (`player_usage`) are read from the store once per batch for the players the
+//! day and month (`player_usage_by_player`, one row a player: the current day and month and
+//! the open stakes, [`UsageUpdate`]) are read from the store once per batch for the players the
 //! batch's commands name ([`Batch::load`]), and what the batch changes is written in its
 //! transaction ([`write`]). Counting, per operator and player, in Europe/Prague local time:
 //!
