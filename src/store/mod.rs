@@ -439,12 +439,9 @@ mod tests {
         assert_eq!(page_size(&mut connect(&old).expect("connect")), 4096);
     }
 
-    /// A SQLite store written with a row a player and period keeps each player's latest day
-    /// and month, and his open stakes, in his one row.
-    #[test]
-    fn sqlite_player_usage_moves_to_a_row_a_player() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("pitboss.sqlite");
+    /// A new SQLite store at `path` with every migration run before the one whose name ends
+    /// with `name`.
+    fn migrated_before(path: &Path, name: &str) -> diesel::SqliteConnection {
         let mut c =
             diesel::SqliteConnection::establish(path.to_str().expect("utf-8")).expect("open");
         c.batch_execute(SQLITE_PRAGMAS).expect("pragmas");
@@ -454,12 +451,23 @@ mod tests {
                 .expect("pending")
                 .into_iter()
                 .next()
-                .expect("the move is pending");
-            if next.name().to_string().ends_with("_player_usage_by_player") {
-                break;
+                .expect("the migration is pending");
+            if next.name().to_string().ends_with(name) {
+                return c;
             }
             c.run_next_migration(SQLITE_MIGRATIONS).expect("migrate");
         }
+    }
+
+    /// A SQLite store written with a row a player and period keeps each player's latest day
+    /// and month, and his open stakes, in his one row.
+    #[test]
+    fn sqlite_player_usage_moves_to_a_row_a_player() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut c = migrated_before(
+            &dir.path().join("pitboss.sqlite"),
+            "_player_usage_by_player",
+        );
         c.batch_execute(
             "INSERT INTO player_usage VALUES \
              ('op', 'a', '2026-11-29', 10, 1, 0, 0), \
@@ -532,23 +540,7 @@ mod tests {
             sql: String,
         }
         let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("pitboss.sqlite");
-        let mut c =
-            diesel::SqliteConnection::establish(path.to_str().expect("utf-8")).expect("open");
-        c.batch_execute(SQLITE_PRAGMAS).expect("pragmas");
-        // Every migration before the move.
-        loop {
-            let next = c
-                .pending_migrations(SQLITE_MIGRATIONS)
-                .expect("pending")
-                .into_iter()
-                .next()
-                .expect("the move is pending");
-            if next.name().to_string().ends_with("_idempotency_rowid") {
-                break;
-            }
-            c.run_next_migration(SQLITE_MIGRATIONS).expect("migrate");
-        }
+        let mut c = migrated_before(&dir.path().join("pitboss.sqlite"), "_idempotency_rowid");
         c.batch_execute(
             "INSERT INTO idempotency VALUES \
              ('op1', 'k2', 'h2', 200, '{\"b\":2}', '2026-11-26T10:00:01Z'), \
