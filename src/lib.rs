@@ -20,6 +20,7 @@ pub mod rtp;
 pub mod service;
 pub mod simulate;
 pub mod simulate_blackjack;
+pub mod sorted_json;
 pub mod store;
 pub mod witness;
 
