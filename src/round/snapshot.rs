@@ -29,8 +29,9 @@ use crate::plan::PlanSet;
 /// the whole log instead.
 pub const FORMAT: u32 = 1;
 
-/// `R` is how a round is held: written as [`AsValue`] (one round's JSON value at a time),
-/// read as a [`Value`].
+/// `R` is how a round is held: read as a [`Value`]; written by `crate::sorted_json` after the
+/// rest (`State::snapshot`), or as [`AsValue`] (one round's JSON value at a time), the
+/// reference the first is held to (`State::snapshot_through_values`).
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Snapshot<R> {
