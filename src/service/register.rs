@@ -1315,6 +1315,33 @@ pub struct UsageUpdate<'a> {
     pub open_staked: i64,
 }
 
+impl UsageUpdate<'_> {
+    /// The row's numbers in [`usage_insert!`]'s column order: the write's amounts in the
+    /// counted columns (`add`) or in the reported ones, zero in the others.
+    fn columns(&self, add: bool) -> [i64; 11] {
+        let [d, m] = [self.day, self.month].map(|(period, x, y)| {
+            if add {
+                [period, x, y, 0, 0]
+            } else {
+                [period, 0, 0, x, y]
+            }
+        });
+        [
+            d[0],
+            d[1],
+            d[2],
+            d[3],
+            d[4],
+            m[0],
+            m[1],
+            m[2],
+            m[3],
+            m[4],
+            self.open_staked,
+        ]
+    }
+}
+
 /// A write's amounts by operator, player and period as one update a player (the row holds one
 /// day and one month: of two days of one player, which a write that spans midnight has, the
 /// later one's amounts are what the row keeps, since the later day replaces the earlier).
@@ -1437,10 +1464,10 @@ fn upsert(
     let updates = updates(rows);
     if let DbConnection::Sqlite(s) = c {
         return if add {
-            let rows: Vec<UsageRow<true>> = updates.into_iter().map(UsageRow).collect();
+            let rows: Vec<UsageRow<true>> = updates.iter().map(UsageRow::of).collect();
             crate::store::fixed_insert::insert(s, &rows)
         } else {
-            let rows: Vec<UsageRow<false>> = updates.into_iter().map(UsageRow).collect();
+            let rows: Vec<UsageRow<false>> = updates.iter().map(UsageRow::of).collect();
             crate::store::fixed_insert::insert(s, &rows)
         };
     }
@@ -1448,18 +1475,12 @@ fn upsert(
         let values: Vec<String> = chunk
             .iter()
             .map(|u| {
-                let [d, m] = [u.day, u.month].map(|(period, x, y)| {
-                    if add {
-                        format!("{period}, {x}, {y}, 0, 0")
-                    } else {
-                        format!("{period}, 0, 0, {x}, {y}")
-                    }
-                });
+                let numbers: Vec<String> = u.columns(add).iter().map(i64::to_string).collect();
                 format!(
-                    "({}, {}, {d}, {m}, {})",
+                    "({}, {}, {})",
                     lit(u.operator),
                     lit(u.player),
-                    u.open_staked
+                    numbers.join(", ")
                 )
             })
             .collect();
@@ -1480,7 +1501,21 @@ fn upsert(
 
 /// A player's update as the fixed-shape upsert writes it on SQLite: counted amounts added to
 /// the stored ones (`ADD`), or reported amounts set.
-struct UsageRow<'a, const ADD: bool>(UsageUpdate<'a>);
+struct UsageRow<'a, const ADD: bool> {
+    operator: &'a str,
+    player: &'a str,
+    columns: [i64; 11],
+}
+
+impl<'a, const ADD: bool> UsageRow<'a, ADD> {
+    fn of(u: &UsageUpdate<'a>) -> Self {
+        UsageRow {
+            operator: u.operator,
+            player: u.player,
+            columns: u.columns(ADD),
+        }
+    }
+}
 
 /// Names the two upserts in diesel's statement cache.
 struct UsageId<const ADD: bool>;
@@ -1498,36 +1533,14 @@ impl<const ADD: bool> crate::store::fixed_insert::Row for UsageRow<'_, ADD> {
         pass: &mut diesel::query_builder::AstPass<'_, 'b, diesel::sqlite::Sqlite>,
     ) -> diesel::QueryResult<()> {
         use diesel::sql_types::{BigInt, Text};
-        let u = &self.0;
-        // Counted amounts in the counted columns, reported ones in the reported columns.
-        let zero = &0i64;
-        let (d, m) = (&u.day, &u.month);
-        let (dc, dr) = if ADD {
-            ((&d.1, &d.2), (zero, zero))
-        } else {
-            ((zero, zero), (&d.1, &d.2))
-        };
-        let (mc, mr) = if ADD {
-            ((&m.1, &m.2), (zero, zero))
-        } else {
-            ((zero, zero), (&m.1, &m.2))
-        };
-        crate::store::fixed_insert::bind_all!(
-            pass,
-            (Text, u.operator),
-            (Text, u.player),
-            (BigInt, &d.0),
-            (BigInt, dc.0),
-            (BigInt, dc.1),
-            (BigInt, dr.0),
-            (BigInt, dr.1),
-            (BigInt, &m.0),
-            (BigInt, mc.0),
-            (BigInt, mc.1),
-            (BigInt, mr.0),
-            (BigInt, mr.1),
-            (BigInt, &u.open_staked),
-        )
+        pass.push_bind_param::<Text, _>(self.operator)?;
+        pass.push_sql(", ");
+        pass.push_bind_param::<Text, _>(self.player)?;
+        for n in &self.columns {
+            pass.push_sql(", ");
+            pass.push_bind_param::<BigInt, _>(n)?;
+        }
+        Ok(())
     }
 }
 
