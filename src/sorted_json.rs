@@ -34,11 +34,6 @@ pub fn write<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), 
     value.serialize(Writer { out })
 }
 
-/// The same as a `String`.
-pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, Error> {
-    String::from_utf8(to_vec(value)?).map_err(ser::Error::custom)
-}
-
 /// Writes a value into `out`.
 struct Writer<'a> {
     out: &'a mut Vec<u8>,
@@ -121,7 +116,8 @@ impl<'a> ser::Serializer for Writer<'a> {
         self.plain(v)
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<(), Error> {
-        self.via_value(&serde_bytes_of(v))
+        // `[u8]` serialises as a sequence of numbers: the array `Value` makes of bytes.
+        self.via_value(v)
     }
     fn serialize_none(self) -> Result<(), Error> {
         self.out.extend_from_slice(b"null");
@@ -210,11 +206,6 @@ impl<'a> ser::Serializer for Writer<'a> {
         self.open_variant(variant)?;
         Ok(Object::new(self.out, true, false))
     }
-}
-
-/// Bytes as `serde_json`'s `Value` holds them: an array of numbers.
-fn serde_bytes_of(v: &[u8]) -> Vec<u8> {
-    v.to_vec()
 }
 
 /// An array (or a tuple variant's, closed with `}` after `]`).
@@ -629,6 +620,11 @@ mod tests {
         serde_json::to_string(&serde_json::to_value(v).expect("value")).expect("text")
     }
 
+    /// What [`to_vec`] writes, as text.
+    fn to_string<T: Serialize>(v: &T) -> String {
+        String::from_utf8(to_vec(v).expect("writes")).expect("UTF-8")
+    }
+
     #[derive(Serialize)]
     #[allow(dead_code)]
     enum Kind {
@@ -703,7 +699,7 @@ mod tests {
             .expect("raw"),
             value: json!({"k": {"b": 1, "a": 2}, "arr": [3, {"y": null, "x": true}]}),
         };
-        let sorted = to_string(&outer).expect("writes");
+        let sorted = to_string(&outer);
         assert_eq!(sorted, via_value(&outer));
         // The members are in key order, nested ones too (the check is not vacuous).
         assert!(
@@ -725,8 +721,20 @@ mod tests {
                 m.end()
             }
         }
-        assert_eq!(to_string(&Twice).expect("writes"), via_value(&Twice));
-        assert_eq!(to_string(&Twice).expect("writes"), r#"{"a":2,"b":3}"#);
+        assert_eq!(to_string(&Twice), via_value(&Twice));
+        assert_eq!(to_string(&Twice), r#"{"a":2,"b":3}"#);
+    }
+
+    #[test]
+    fn bytes_are_the_array_value_makes() {
+        struct Bytes;
+        impl Serialize for Bytes {
+            fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_bytes(&[0, 7, 255])
+            }
+        }
+        assert_eq!(to_string(&Bytes), via_value(&Bytes));
+        assert_eq!(to_string(&Bytes), "[0,7,255]");
     }
 
     #[test]
