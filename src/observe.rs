@@ -100,6 +100,9 @@ pub struct WriterMetrics {
     pub queue_depth: Gauge,
     /// SQLite's WAL checkpoints, run by their own thread (not a stage of a batch).
     pub wal_checkpoint: Histogram,
+    /// The checkpoint the committer runs between two transactions when the WAL is past its
+    /// bound, so that its next transaction starts the WAL over (`service::wal`).
+    pub wal_restart: Histogram,
     /// A state snapshot, serialised and sealed on the writer's thread (its rows are written by
     /// the committer behind the batches it covers): the time the writer takes no batch (not a
     /// stage of a batch).
@@ -121,6 +124,7 @@ impl Default for WriterMetrics {
             commit: stage("commit"),
             settle: stage("settle"),
             wal_checkpoint: stage("wal_checkpoint"),
+            wal_restart: stage("wal_restart"),
             snapshot: stage("snapshot"),
             stages: stages.clone(),
             batch_commands: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
@@ -339,7 +343,8 @@ fn registry(metrics: &Arc<Metrics>, others: Vec<Arc<Metrics>>) -> Registry {
         "Time the writer spent on each stage of a batch: lookup (idempotency records), decide, \
          seal (on the writer's thread); write (rows inside the transaction), commit (durable) \
          (on the committer's, overlapping the next batch's decide); wal_checkpoint (SQLite, on \
-         a thread of its own); snapshot (a state snapshot serialised and sealed, during which \
+         a thread of its own); wal_restart (SQLite, on the committer's between two transactions, \
+         when the WAL is past its bound); snapshot (a state snapshot serialised and sealed, during which \
          the writer takes no batch; the committer writes it)",
         w.stages.clone(),
     );

@@ -306,6 +306,8 @@ pub(super) struct Committer {
     pub index_every: u64,
     /// Batches of a generation below it are refused: one of theirs was not written.
     pub refuse_below: u64,
+    /// The WAL checkpointer's request for a checkpoint between two transactions (SQLite).
+    pub wal_restart: Arc<super::wal::Restart>,
 }
 
 impl Committer {
@@ -318,6 +320,12 @@ impl Committer {
             for outcome in self.commit(group) {
                 if done.send(outcome).is_err() {
                     return;
+                }
+            }
+            // After the answers: the batches that came meanwhile wait for it.
+            if self.wal_restart.take() {
+                if let Some(conn) = self.conn.as_mut() {
+                    super::wal::Restart::checkpoint(conn, &self.metrics);
                 }
             }
         }

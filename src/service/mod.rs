@@ -858,6 +858,7 @@ impl Service {
         let depth = pipeline_depth();
         let (commits, commit_rx) = mpsc::sync_channel(depth.max(1));
         let (outcome_tx, outcomes) = mpsc::sync_channel(depth.max(1));
+        let wal_restart = Arc::new(wal::Restart::default());
         let committer = committer::Committer {
             url: url.clone(),
             conn: None,
@@ -867,9 +868,10 @@ impl Service {
             indexed_at: Instant::now(),
             index_every: store::entry_index::every(),
             refuse_below: 0,
+            wal_restart: wal_restart.clone(),
         };
         wal::for_writing(&mut conn).map_err(StoreError::from)?;
-        wal::spawn(&url, Arc::downgrade(&metrics))?;
+        wal::spawn(&url, Arc::downgrade(&metrics), wal_restart)?;
         std::thread::Builder::new()
             .name("pitboss-committer".into())
             .spawn(move || committer.run(commit_rx, outcome_tx))?;

@@ -72,6 +72,10 @@ OPTIONS
                          (connection i plays for operator i mod N, each with its own key)
   --log-per-operator     start pitboss with --log-per-operator (a log and a writer per
                          operator, issue 17)
+  --trace FILE           each bet of the rate-limited pass, as tab-separated lines
+                         (answered ms after the window's start, latency ms, ms sent late
+                         because the connection's round upkeep overran): FILE with its
+                         extension replaced by TARGET.tsv
 
 MEMORY AND RESTART (issue 13; targets sqlite, postgres)
   --soak S               after the closed-loop pass, run the rate-limited pass for S seconds,
@@ -108,6 +112,7 @@ struct Options {
     growth: Option<Duration>,
     fill: Vec<u64>,
     out: PathBuf,
+    trace: Option<PathBuf>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -134,6 +139,7 @@ fn parse_options() -> Result<Options, String> {
         growth: None,
         fill: Vec::new(),
         out: PathBuf::from("bench"),
+        trace: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -168,6 +174,7 @@ fn parse_options() -> Result<Options, String> {
                     .map_err(|e| format!("--fill: {e}"))?
             }
             "--out" => o.out = val()?.into(),
+            "--trace" => o.trace = Some(val()?.into()),
             "-h" | "--help" => {
                 print!("{USAGE}");
                 std::process::exit(0);
@@ -540,6 +547,9 @@ struct ConnStats {
     refused: u64,
     errors: u64,
     upkeep: u64,
+    /// With `--trace`, each bet of the rate-limited pass: (answered, µs after the window's
+    /// start; latency µs; how late it was sent, µs: the connection's round upkeep overran).
+    trace: Vec<(u32, u32, u32)>,
 }
 
 #[derive(Clone, Copy)]
@@ -759,9 +769,15 @@ async fn open_loop(
         tokio::time::sleep_until(next.into()).await;
         let scheduled = next;
         next += interval;
+        let late = scheduled.elapsed();
         match d.one_bet().await {
             Ok(r) => {
                 let done = Instant::now();
+                if w.contains(done) {
+                    let us = |d: Duration| d.as_micros().min(u32::MAX as u128) as u32;
+                    let at = us(done - w.start);
+                    stats.trace.push((at, us(done - scheduled), us(late)));
+                }
                 record(&mut stats, w, done, done - scheduled, r)
             }
             Err(e) => {
@@ -874,6 +890,31 @@ async fn run_pass(
         all.refused += s.refused;
         all.errors += s.errors;
         all.upkeep += s.upkeep;
+        all.trace.extend(s.trace);
+    }
+    if let (Some(path), Some(_)) = (&opts.trace, rate) {
+        all.trace.sort_unstable();
+        // The window's start on the wall clock, to line the trace up with the service's log.
+        let start_unix_ms = (std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .saturating_sub(w.start.elapsed()))
+        .as_millis();
+        let mut text = format!("# window start, unix ms: {start_unix_ms}\n");
+        text.push_str("answered_ms\tlatency_ms\tsent_late_ms\n");
+        for (at, lat, late) in &all.trace {
+            let ms = |v: u32| v as f64 / 1000.0;
+            text.push_str(&format!(
+                "{:.3}\t{:.3}\t{:.3}\n",
+                ms(*at),
+                ms(*lat),
+                ms(*late)
+            ));
+        }
+        let path = path.with_extension(format!("{target}.tsv"));
+        if let Err(e) = std::fs::write(&path, text) {
+            eprintln!("--trace {}: {e}", path.display());
+        }
     }
     let (a, b, client_cpu) = counters.await.expect("counter task");
     let batch_avg = match (a, b) {
