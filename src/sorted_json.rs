@@ -22,6 +22,21 @@ use serde_json::{Error, Value};
 /// The name `serde_json` gives a `RawValue` when it serialises one as a struct.
 const RAW_VALUE: &str = "$serde_json::private::RawValue";
 
+/// The name [`Presorted`] serialises under.
+const PRESORTED: &str = "$pitboss::sorted_json::Presorted";
+
+/// JSON text this module wrote before ([`to_vec`]), copied as it is where the value it is
+/// the text of would be written: what a value does not change between two writings need not
+/// be written again (a live bet between two state snapshots, `round::snapshot`). For this
+/// module's writing only: another serialiser writes it as a JSON string.
+pub struct Presorted<'a>(pub &'a str);
+
+impl Serialize for Presorted<'_> {
+    fn serialize<S: ser::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_newtype_struct(PRESORTED, self.0)
+    }
+}
+
 /// `value`'s JSON as `serde_json::to_vec(&serde_json::to_value(value)?)` writes it.
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
     let mut out = Vec::with_capacity(256);
@@ -142,9 +157,13 @@ impl<'a> ser::Serializer for Writer<'a> {
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
-        _name: &'static str,
+        name: &'static str,
         value: &T,
     ) -> Result<(), Error> {
+        if name == PRESORTED {
+            // The text as it is (a `str`, which `KeyText` appends).
+            return value.serialize(KeyText { out: self.out });
+        }
         value.serialize(self)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
@@ -742,5 +761,66 @@ mod tests {
         let m: BTreeMap<Vec<u8>, u8> = [(vec![1], 1)].into_iter().collect();
         assert!(serde_json::to_value(&m).is_err());
         assert!(to_vec(&m).is_err());
+    }
+
+    /// Text written before, copied where its value goes (in a sequence, as an object's member
+    /// that the object's end moves into key order), gives the bytes the value gives.
+    #[test]
+    fn presorted_text_is_written_as_its_value_is() {
+        #[derive(Serialize)]
+        struct Bet {
+            z: u8,
+            request: Value,
+        }
+        let bets = [
+            Bet {
+                z: 1,
+                request: json!({"b": [1, {"y": 2, "x": 3}], "a": "é\n"}),
+            },
+            Bet {
+                z: 2,
+                request: json!({}),
+            },
+        ];
+        let texts: Vec<String> = bets
+            .iter()
+            .map(|b| String::from_utf8(to_vec(b).expect("bet")).expect("UTF-8"))
+            .collect();
+        #[derive(Serialize)]
+        struct Round<B> {
+            x: u8,
+            bets: Vec<B>,
+            a: u8,
+        }
+        let whole = to_vec(&Round {
+            x: 1,
+            bets: bets.iter().collect(),
+            a: 2,
+        })
+        .expect("round");
+        let spliced = to_vec(&Round {
+            x: 1,
+            bets: texts.iter().map(|t| Presorted(t)).collect(),
+            a: 2,
+        })
+        .expect("round");
+        assert_eq!(
+            String::from_utf8(spliced).unwrap(),
+            String::from_utf8(whole).unwrap()
+        );
+        assert_eq!(
+            to_vec(&Round {
+                x: 1,
+                bets: bets.iter().collect(),
+                a: 2
+            })
+            .unwrap(),
+            via_value(&Round {
+                x: 1,
+                bets: bets.iter().collect(),
+                a: 2
+            })
+            .into_bytes()
+        );
     }
 }

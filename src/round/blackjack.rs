@@ -1208,6 +1208,7 @@ pub(crate) fn step(
             placements: super::Placements::Blackjack(vec![a.placement.clone()]),
             stake_minor: a.placement.stake_minor,
             refunded: false,
+            snapshot: Default::default(),
         });
     }
     let after = due(eng, &bj.play);

@@ -812,7 +812,9 @@ impl std::fmt::Display for Phase {
     }
 }
 
-/// A request's JSON text, as `serde_json` writes the value (a [`BetRecord`] holds it so).
+/// A request's JSON text, as `serde_json` writes the value (a [`BetRecord`] holds it so): its
+/// objects' members in key order (a `Value`'s map is ordered by key; a test holds the build
+/// to that), which a bet's snapshot text relies on ([`BetView`]).
 pub fn raw(v: &Value) -> Box<RawValue> {
     serde_json::value::to_raw_value(v).expect("a JSON value serialises")
 }
@@ -833,6 +835,89 @@ pub struct BetRecord {
     /// The stake was returned before settlement (a disconnect before betting closed): the bet
     /// takes no further part in the round.
     pub refunded: bool,
+    /// The bet's text in a state snapshot ([`BetRecord::snapshot_text`]).
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub(crate) snapshot: SnapshotText,
+}
+
+/// A bet as its snapshot text is written: its members, the request's text as it is. That
+/// text is `serde_json`'s writing of a `Value` ([`raw`] makes every one), whose objects'
+/// members are in key order already; written as it is, it is not parsed again to be put in
+/// that order. Its members are declared in key order, which `sorted_json` then need not
+/// restore.
+#[derive(Serialize)]
+struct BetView<'a> {
+    bet: &'a String,
+    placements: &'a Placements,
+    player: &'a String,
+    refunded: &'a bool,
+    request: crate::sorted_json::Presorted<'a>,
+    stake_minor: &'a i64,
+}
+
+impl<'a> BetView<'a> {
+    fn of(b: &'a BetRecord) -> BetView<'a> {
+        // Every field named: one added to `BetRecord` and not here is a compile error.
+        let BetRecord {
+            bet,
+            player,
+            request,
+            placements,
+            stake_minor,
+            refunded,
+            snapshot: _,
+        } = b;
+        BetView {
+            bet,
+            placements,
+            player,
+            refunded,
+            request: crate::sorted_json::Presorted(request.get()),
+            stake_minor,
+        }
+    }
+}
+
+/// A bet's JSON with every object's members in key order, as the state snapshot writes it
+/// (`crate::sorted_json`; audit/FORMAT.md §10.1), made once, when the bet is placed
+/// ([`State::apply`]): the writer takes no batch while it writes a snapshot, and writing every
+/// live bet again was ≈ 90 % of that pause (`bench/RESULTS.md`, "twenty-fourth session");
+/// the snapshot now copies each bet's text. Held with the `refunded` it was made with: a
+/// refund, the one change a placed bet takes, makes it stale, and a stale text is not used.
+/// A clone starts empty (the text is made again when first asked for).
+#[derive(Default)]
+pub(crate) struct SnapshotText(std::sync::OnceLock<(bool, Box<str>)>);
+
+impl Clone for SnapshotText {
+    fn clone(&self) -> SnapshotText {
+        SnapshotText::default()
+    }
+}
+
+impl std::fmt::Debug for SnapshotText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SnapshotText")
+    }
+}
+
+impl BetRecord {
+    /// The bet's JSON as a state snapshot writes it: made on first use and kept (with the
+    /// `refunded` it was made with: a refunded bet's older text is not used).
+    pub(crate) fn snapshot_text(&self) -> std::borrow::Cow<'_, str> {
+        let written = || {
+            let bytes = crate::sorted_json::to_vec(&BetView::of(self)).expect("bets serialise");
+            String::from_utf8(bytes)
+                .expect("JSON is UTF-8")
+                .into_boxed_str()
+        };
+        let (refunded, text) = self.snapshot.0.get_or_init(|| (self.refunded, written()));
+        if *refunded == self.refunded {
+            std::borrow::Cow::Borrowed(text)
+        } else {
+            std::borrow::Cow::Owned(written().into())
+        }
+    }
 }
 
 /// A player's decision, as the round holds it.
@@ -1054,6 +1139,7 @@ impl RoundState {
                     request: raw(&b.request),
                     stake_minor: b.stake_minor,
                     refunded: b.refunded,
+                    snapshot: SnapshotText::default(),
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
@@ -2604,14 +2690,18 @@ impl State {
                     .rounds
                     .get_mut(round)
                     .ok_or("bet on an unknown round")?;
-                r.bets.push(BetRecord {
+                let placed = BetRecord {
                     bet: bet.clone(),
                     player: player.clone(),
                     request: raw(request),
                     placements,
                     stake_minor: *stake_minor,
                     refunded: false,
-                });
+                    snapshot: SnapshotText::default(),
+                };
+                // Its snapshot text now, not in the snapshot's pause (see `SnapshotText`).
+                let _ = placed.snapshot_text();
+                r.bets.push(placed);
             }
             Event::BetRefused { .. }
             | Event::EventRefused { .. }
@@ -2794,6 +2884,8 @@ impl State {
                     return Err(format!("bet {bet}: the refund differs from the stake"));
                 }
                 b.refunded = true;
+                // Its text before the refund is stale.
+                b.snapshot = SnapshotText::default();
             }
             Event::CardDealt {
                 round,
@@ -2904,6 +2996,7 @@ impl State {
                         placements,
                         stake_minor: *stake_minor,
                         refunded: false,
+                        snapshot: SnapshotText::default(),
                     });
                 }
                 r.decisions.push(DecisionRecord {

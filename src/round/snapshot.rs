@@ -64,6 +64,99 @@ impl<T: Serialize> Serialize for AsValue<'_, T> {
     }
 }
 
+/// A live round as a snapshot writes it (through `crate::sorted_json`): the members of
+/// [`RoundState`] (as `GET /v1/rounds/{round}` answers them), each bet its text made when it
+/// was placed ([`super::BetRecord::snapshot_text`]) instead of written again.
+#[derive(Serialize)]
+struct RoundView<'a> {
+    round: &'a String,
+    table: &'a String,
+    number: &'a u64,
+    phase: &'a super::Phase,
+    opened_at: &'a DateTime<Utc>,
+    betting_deadline: &'a DateTime<Utc>,
+    rng_commitment: &'a Option<String>,
+    bets: BetTexts<'a>,
+    result: &'a Option<u8>,
+    invalid_spins: &'a u32,
+    cards: &'a Vec<super::CardRecord>,
+    outcome: &'a Option<Value>,
+    misdeals: &'a u32,
+    decisions: &'a Vec<super::DecisionRecord>,
+    decisions_pending: &'a Vec<String>,
+    decision_deadline: &'a Option<DateTime<Utc>>,
+    decisions_closed: &'a bool,
+    settlements: &'a Option<Vec<super::BetSettlement>>,
+    refunds: &'a Option<Vec<super::Refund>>,
+    blackjack: &'a Option<super::BlackjackRound>,
+}
+
+impl<'a> RoundView<'a> {
+    fn of(r: &'a RoundState) -> RoundView<'a> {
+        // Every field of the round is named here: a field added to `RoundState` and not to
+        // the view is a compile error, not a snapshot that silently forgets it.
+        let RoundState {
+            round,
+            table,
+            number,
+            phase,
+            opened_at,
+            betting_deadline,
+            rng_commitment,
+            bets,
+            result,
+            invalid_spins,
+            cards,
+            outcome,
+            misdeals,
+            decisions,
+            decisions_pending,
+            decision_deadline,
+            decisions_closed,
+            settlements,
+            refunds,
+            blackjack,
+            by_player: _,
+        } = r;
+        RoundView {
+            round,
+            table,
+            number,
+            phase,
+            opened_at,
+            betting_deadline,
+            rng_commitment,
+            bets: BetTexts(bets),
+            result,
+            invalid_spins,
+            cards,
+            outcome,
+            misdeals,
+            decisions,
+            decisions_pending,
+            decision_deadline,
+            decisions_closed,
+            settlements,
+            refunds,
+            blackjack,
+        }
+    }
+}
+
+/// A round's bets, each as its snapshot text.
+struct BetTexts<'a>(&'a [super::BetRecord]);
+
+impl Serialize for BetTexts<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for b in self.0 {
+            seq.serialize_element(&crate::sorted_json::Presorted(&b.snapshot_text()))?;
+        }
+        seq.end()
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TableSnapshot {
@@ -162,7 +255,7 @@ impl State {
                 if i > 0 {
                     bytes.push(b',');
                 }
-                crate::sorted_json::write(&mut bytes, r).expect("rounds serialise");
+                crate::sorted_json::write(&mut bytes, &RoundView::of(r)).expect("rounds serialise");
             }
             bytes.extend_from_slice(b"]}");
         }
@@ -443,5 +536,79 @@ mod tests {
                 serde_json::to_string(&serde_json::to_value(round).expect("value")).expect("text");
             assert_eq!(raw.get(), as_value);
         }
+    }
+
+    /// A bet's snapshot text is made when it is placed; a refund after it changes the bet, and
+    /// the snapshot still writes the bet as its value is now (as does a clone of the state,
+    /// whose bets make their texts again).
+    #[test]
+    fn a_bet_refunded_after_its_text_was_made_is_written_as_it_is_now() {
+        let (plans, report) = PlanSet::load_dir(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("game_plans")
+                .as_path(),
+        );
+        assert_eq!(report.errors().count(), 0);
+        let mut state = State::default();
+        let now = Utc::now();
+        let apply = |state: &mut State, events: Vec<super::super::Event>| {
+            for e in events {
+                state.apply(&plans, &e).expect("applies");
+            }
+        };
+        let events = state
+            .decide_open_table(&plans, "op1", "s1", "evolution-roulette@1", Mode::Live)
+            .expect("table");
+        apply(&mut state, events);
+        let t = &super::super::scoped_table("op1", "s1");
+        let events = state.decide_open_round("op1", t, now, None).expect("round");
+        apply(&mut state, events);
+        let round = state.tables[t].current_round.clone().expect("a round");
+        let bet = json!({"bet": "red_black", "field": "red", "stake_minor": 100});
+        let events = state
+            .decide_bets("op1", &round, now, &[("p1".to_string(), bet)])
+            .expect("bets");
+        apply(&mut state, events);
+        let before = state.snapshot(5);
+        assert_eq!(before, state.snapshot_through_values(5));
+        let placed = state.rounds[&round].bets[0].clone();
+        apply(
+            &mut state,
+            vec![super::super::Event::BetRefunded {
+                round: round.clone(),
+                bet: placed.bet.clone(),
+                player: placed.player.clone(),
+                refund_minor: placed.stake_minor,
+                reason: "disconnected".into(),
+                clause: "policies.disconnect".into(),
+            }],
+        );
+        let after = state.snapshot(6);
+        assert_eq!(after, state.snapshot_through_values(6));
+        assert!(String::from_utf8_lossy(&after).contains("\"refunded\":true"));
+        // A bet whose kept text is stale (a refund made without dropping it) is written anew.
+        let mut stale = placed.clone();
+        let _ = stale.snapshot_text();
+        stale.refunded = true;
+        assert_eq!(
+            stale.snapshot_text().as_bytes(),
+            crate::sorted_json::to_vec(&stale).expect("bet").as_slice()
+        );
+        // The request's text is copied, not sorted again: `raw` writes objects' members in key
+        // order (`serde_json` built without `preserve_order`).
+        let unsorted = json!({"zeta": 1, "alpha": {"y": 2, "b": 3}});
+        assert_eq!(
+            super::super::raw(&unsorted).get(),
+            r#"{"alpha":{"b":3,"y":2},"zeta":1}"#
+        );
+        // A clone of the state writes the same bytes.
+        let copy = State {
+            rounds: state.rounds.clone(),
+            ..State::default()
+        };
+        assert_eq!(
+            copy.rounds[&round].bets[0].snapshot_text(),
+            state.rounds[&round].bets[0].snapshot_text()
+        );
     }
 }
