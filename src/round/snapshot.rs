@@ -490,11 +490,10 @@ mod tests {
     use serde_json::json;
     use serde_json::value::RawValue;
 
-    /// Each round in a snapshot is written as the bytes of its JSON value, as snapshots (and
-    /// the SHA-256 logged for each) were written when all rounds' values were built first: an
-    /// older log's `state_snapshot` entries still check against a replay.
-    #[test]
-    fn each_round_is_written_as_its_json_value() {
+    /// The plans, and a state with a live roulette table of operator `op1` for each of
+    /// `tables`, each with a round open and, on it, a red/black bet of player `p{i}` on each
+    /// `fields[i]`.
+    fn roulette_bets(tables: &[&str], fields: &[&str]) -> (PlanSet, State) {
         let (plans, report) = PlanSet::load_dir(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("game_plans")
@@ -508,7 +507,7 @@ mod tests {
                 state.apply(&plans, &e).expect("applies");
             }
         };
-        for t in ["s1", "s2"] {
+        for t in tables {
             let events = state
                 .decide_open_table(&plans, "op1", t, "evolution-roulette@1", Mode::Live)
                 .expect("table");
@@ -517,7 +516,7 @@ mod tests {
             let events = state.decide_open_round("op1", t, now, None).expect("round");
             apply(&mut state, events);
             let round = state.tables[t].current_round.clone().expect("a round");
-            for (i, field) in ["red", "black", "red"].iter().enumerate() {
+            for (i, field) in fields.iter().enumerate() {
                 let bet = json!({"bet": "red_black", "field": field, "stake_minor": 100});
                 let events = state
                     .decide_bets("op1", &round, now, &[(format!("p{i}"), bet)])
@@ -525,6 +524,15 @@ mod tests {
                 apply(&mut state, events);
             }
         }
+        (plans, state)
+    }
+
+    /// Each round in a snapshot is written as the bytes of its JSON value, as snapshots (and
+    /// the SHA-256 logged for each) were written when all rounds' values were built first: an
+    /// older log's `state_snapshot` entries still check against a replay.
+    #[test]
+    fn each_round_is_written_as_its_json_value() {
+        let (_, state) = roulette_bets(&["s1", "s2"], &["red", "black", "red"]);
         let bytes = state.snapshot(7);
         let read: Snapshot<Box<RawValue>> = serde_json::from_slice(&bytes).expect("reads");
         assert_eq!(read.rounds.len(), 2);
@@ -543,46 +551,20 @@ mod tests {
     /// whose bets make their texts again).
     #[test]
     fn a_bet_refunded_after_its_text_was_made_is_written_as_it_is_now() {
-        let (plans, report) = PlanSet::load_dir(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("game_plans")
-                .as_path(),
-        );
-        assert_eq!(report.errors().count(), 0);
-        let mut state = State::default();
-        let now = Utc::now();
-        let apply = |state: &mut State, events: Vec<super::super::Event>| {
-            for e in events {
-                state.apply(&plans, &e).expect("applies");
-            }
-        };
-        let events = state
-            .decide_open_table(&plans, "op1", "s1", "evolution-roulette@1", Mode::Live)
-            .expect("table");
-        apply(&mut state, events);
-        let t = &super::super::scoped_table("op1", "s1");
-        let events = state.decide_open_round("op1", t, now, None).expect("round");
-        apply(&mut state, events);
-        let round = state.tables[t].current_round.clone().expect("a round");
-        let bet = json!({"bet": "red_black", "field": "red", "stake_minor": 100});
-        let events = state
-            .decide_bets("op1", &round, now, &[("p1".to_string(), bet)])
-            .expect("bets");
-        apply(&mut state, events);
+        let (plans, mut state) = roulette_bets(&["s1"], &["red"]);
+        let round = state.rounds.keys().next().expect("a round").clone();
         let before = state.snapshot(5);
         assert_eq!(before, state.snapshot_through_values(5));
         let placed = state.rounds[&round].bets[0].clone();
-        apply(
-            &mut state,
-            vec![super::super::Event::BetRefunded {
-                round: round.clone(),
-                bet: placed.bet.clone(),
-                player: placed.player.clone(),
-                refund_minor: placed.stake_minor,
-                reason: "disconnected".into(),
-                clause: "policies.disconnect".into(),
-            }],
-        );
+        let refund = super::super::Event::BetRefunded {
+            round: round.clone(),
+            bet: placed.bet.clone(),
+            player: placed.player.clone(),
+            refund_minor: placed.stake_minor,
+            reason: "disconnected".into(),
+            clause: "policies.disconnect".into(),
+        };
+        state.apply(&plans, &refund).expect("applies");
         let after = state.snapshot(6);
         assert_eq!(after, state.snapshot_through_values(6));
         assert!(String::from_utf8_lossy(&after).contains("\"refunded\":true"));
