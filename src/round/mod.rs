@@ -884,8 +884,8 @@ impl<'a> BetView<'a> {
 /// ([`State::apply`]): the writer takes no batch while it writes a snapshot, and writing every
 /// live bet again was ≈ 90 % of that pause (`bench/RESULTS.md`, "twenty-fourth session");
 /// the snapshot now copies each bet's text. Held with the `refunded` it was made with: a
-/// refund, the one change a placed bet takes, makes it stale, and a stale text is not used.
-/// A clone starts empty (the text is made again when first asked for).
+/// refund, the one change a placed bet takes, makes it stale, and a stale text is not used
+/// (a refunded bet is written afresh at each snapshot; refunds are rare). A clone starts empty (the text is made again when first asked for).
 #[derive(Default)]
 pub(crate) struct SnapshotText(std::sync::OnceLock<(bool, Box<str>)>);
 
@@ -2884,8 +2884,6 @@ impl State {
                     return Err(format!("bet {bet}: the refund differs from the stake"));
                 }
                 b.refunded = true;
-                // Its text before the refund is stale.
-                b.snapshot = SnapshotText::default();
             }
             Event::CardDealt {
                 round,

@@ -568,7 +568,7 @@ mod tests {
         let after = state.snapshot(6);
         assert_eq!(after, state.snapshot_through_values(6));
         assert!(String::from_utf8_lossy(&after).contains("\"refunded\":true"));
-        // A bet whose kept text is stale (a refund made without dropping it) is written anew.
+        // A bet whose kept text was made before its refund is written anew.
         let mut stale = placed.clone();
         let _ = stale.snapshot_text();
         stale.refunded = true;
